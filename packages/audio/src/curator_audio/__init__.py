@@ -1,0 +1,3 @@
+"""curator-audio: audio curation stages for Curator."""
+
+__all__: list[str] = []

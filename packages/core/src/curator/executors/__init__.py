@@ -1,0 +1,20 @@
+"""Executors: the same pipeline runs on any of them."""
+
+from curator.executors.base import BaseExecutor, RunContext, RunResult, StageCall, invoke_stage
+from curator.executors.local import LocalExecutor
+from curator.executors.stats import RunStats, StageStats
+
+__all__ = ["BaseExecutor", "LocalExecutor", "RunContext", "RunResult", "RunStats", "StageStats",
+           "StageCall", "invoke_stage", "RayDataExecutor", "RayActorPoolExecutor"]
+
+
+def __getattr__(name: str):  # Ray executors import ray only when asked for
+    if name == "RayDataExecutor":
+        from curator.executors.ray_data import RayDataExecutor
+
+        return RayDataExecutor
+    if name == "RayActorPoolExecutor":
+        from curator.executors.ray_actor_pool import RayActorPoolExecutor
+
+        return RayActorPoolExecutor
+    raise AttributeError(name)

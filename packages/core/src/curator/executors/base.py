@@ -1,0 +1,198 @@
+"""The executor interface and the bookkeeping every executor shares."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+import traceback
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from curator.checkpoint import CheckpointStore, PartitionTracker
+from curator.executors.stats import RunStats
+from curator.rejected import RejectedRecord, RejectedSink
+from curator.stages.base import ProcessingStage
+from curator.tasks import EMPTY_TASK, EmptyTask, StagePerf, Task
+
+__all__ = ["BaseExecutor", "RunContext", "RunResult", "StageCall", "invoke_stage",
+           "failed_task_record", "env_flag"]
+
+
+def env_flag(name: str) -> bool | None:
+    raw = os.environ.get(name)
+    return None if raw is None else raw.strip().lower() in ("1", "true", "yes", "on")
+
+
+@dataclass
+class RunContext:
+    """What a run needs beyond its stages: sinks, checkpoint, retry policy, statistics.
+
+    Parameters:
+        pipeline_name: shown in progress and the summary.
+        rejected_dir: where rejected records and failed tasks are written (JSONL); ``None``
+            keeps them in memory on the result and warns in the summary.
+        checkpoint_dir: enables resumable runs (finished source partitions are skipped).
+        max_retries: how many times a failing task is retried before it is rejected.
+        progress: print live progress (default: when stderr is a terminal, or CURATOR_PROGRESS=1).
+        summary: print the summary table at the end (default: on, CURATOR_SUMMARY=0 turns off).
+    """
+
+    pipeline_name: str = "pipeline"
+    rejected_dir: str | None = None
+    checkpoint_dir: str | None = None
+    max_retries: int = 1
+    progress: bool | None = None
+    progress_interval: float = 5.0
+    summary: bool | None = None
+    sink: RejectedSink = field(init=False)
+    checkpoint: CheckpointStore | None = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.sink = RejectedSink(self.rejected_dir)
+        self.checkpoint = CheckpointStore(self.checkpoint_dir) if self.checkpoint_dir else None
+        if self.progress is None:
+            flag = env_flag("CURATOR_PROGRESS")
+            self.progress = flag if flag is not None else sys.stderr.isatty()
+        if self.summary is None:
+            flag = env_flag("CURATOR_SUMMARY")
+            self.summary = True if flag is None else flag
+
+    def tracker(self) -> PartitionTracker | None:
+        """A tracker that marks partitions done in the checkpoint (``None`` without one)."""
+        if self.checkpoint is None:
+            return None
+        return PartitionTracker(self.checkpoint.mark_done)
+
+    def skip_done(self, tasks: list[Task]) -> tuple[list[Task], int]:
+        """Drop source tasks whose partition an earlier run finished."""
+        if self.checkpoint is None:
+            return tasks, 0
+        done = self.checkpoint.done()
+        kept = [t for t in tasks if CheckpointStore.key(t.partition or t.task_id) not in done]
+        return kept, len(tasks) - len(kept)
+
+
+class RunResult(list):
+    """The output tasks of a run (a list), with the run's ``stats`` and ``rejected`` sink."""
+
+    stats: RunStats
+    rejected: RejectedSink
+
+    def __init__(self, tasks: list[Task], stats: RunStats, rejected: RejectedSink) -> None:
+        super().__init__(tasks)
+        self.stats = stats
+        self.rejected = rejected
+
+    def summary(self) -> str:
+        lines = [self.stats.format_table()]
+        total = self.rejected.total
+        if total:
+            where = (f"written to {self.rejected.path}" if self.rejected.path
+                     else "kept in memory (result.rejected.records); pass rejected_dir= to write them")
+            per = ", ".join(f"{k}: {v}" for k, v in self.rejected.counts.items())
+            lines.append(f"rejected {total} records/tasks ({per}), {where}")
+        return "\n".join(lines)
+
+
+@dataclass
+class StageCall:
+    """The result of running a stage on a batch of tasks in some worker."""
+
+    outputs: list[Task]
+    rejected: list[RejectedRecord]
+    busy_s: float
+    items_in: int
+    items_out: int
+    error: str | None = None
+
+
+def _partition_of(out: Task, inputs: list[Task]) -> str | None:
+    parts = {t.partition for t in inputs}
+    if len(parts) == 1:
+        return next(iter(parts))
+    for t in inputs:
+        if out.task_id == t.task_id or out.task_id.startswith(f"{t.task_id}_"):
+            return t.partition
+    return inputs[0].partition if inputs else None
+
+
+def invoke_stage(stage: ProcessingStage, tasks: list[Task], worker: str = "") -> StageCall:
+    """Run ``stage.process_batch(tasks)`` with timing, rejected-record collection and
+    partition/perf bookkeeping. Never raises: an exception comes back as ``StageCall.error``."""
+    start = time.perf_counter()
+    items_in = sum(t.num_items for t in tasks)
+    try:
+        outputs = stage.process_batch(tasks)
+        if outputs is None:
+            outputs = []
+        elif isinstance(outputs, Task):
+            outputs = [outputs]
+    except Exception:  # noqa: BLE001 - reported to the executor, which retries or rejects
+        return StageCall([], stage.drain_rejected(), time.perf_counter() - start, items_in, 0,
+                         error=traceback.format_exc())
+    busy = time.perf_counter() - start
+    bad = [o for o in outputs if not isinstance(o, Task)]
+    if bad:
+        return StageCall([], stage.drain_rejected(), busy, items_in, 0,
+                         error=f"{stage.name}.process returned {type(bad[0]).__name__}, expected "
+                               f"a Task, a list of Tasks or None")
+    source = tasks and isinstance(tasks[0], EmptyTask)
+    items_out = 0
+    per_task = busy / max(len(outputs), 1)
+    for out in outputs:
+        if source:
+            out.metadata.setdefault("partition", out.task_id)
+        elif "partition" not in out.metadata:
+            part = _partition_of(out, tasks)
+            if part is not None:
+                out.metadata["partition"] = part
+        n = out.num_items
+        items_out += n
+        out.stage_perf.append(StagePerf(stage.name, per_task, items_in, n, worker))
+    return StageCall(outputs, stage.drain_rejected(), busy, items_in, items_out)
+
+
+def failed_task_record(stage: ProcessingStage | str, task: Task, error: str) -> RejectedRecord:
+    """The rejected-tasks entry for a task that kept failing: its identity, source and traceback."""
+    name = stage if isinstance(stage, str) else stage.name
+    preview = repr(task.data)
+    return RejectedRecord(
+        stage=name, reason="task failed after retries", task_id=task.task_id,
+        source=",".join(map(str, task.metadata.get("source_files", [])[:5])),
+        error=error, kind="task",
+        record={"task_type": type(task).__name__, "num_items": task.num_items,
+                "partition": task.partition, "data_preview": preview[:2000]})
+
+
+class BaseExecutor(ABC):
+    """Runs a built list of stages. Subclasses implement :meth:`execute`.
+
+    ``config`` holds executor-specific options (documented by each executor).
+    """
+
+    name: ClassVar[str] = "executor"
+
+    def __init__(self, config: dict[str, Any] | None = None) -> None:
+        self.config = dict(config or {})
+
+    @abstractmethod
+    def execute(self, stages: list[ProcessingStage], initial_tasks: list[Task] | None = None,
+                *, context: RunContext | None = None) -> RunResult:
+        """Run ``stages`` over ``initial_tasks`` (default: the empty root task) and return the
+        last stage's outputs."""
+
+    @staticmethod
+    def initial(initial_tasks: list[Task] | None) -> list[Task]:
+        return list(initial_tasks) if initial_tasks else [EMPTY_TASK]
+
+    @staticmethod
+    def finish(context: RunContext, stats: RunStats, outputs: list[Task]) -> RunResult:
+        """Wrap outputs, fill in rejected counts and print the summary if asked."""
+        for s in stats.stages:
+            s.rejected = context.sink.counts.get(s.name, 0) - s.failed_tasks
+        result = RunResult(outputs, stats, context.sink)
+        if context.summary:
+            print(result.summary(), file=sys.stderr, flush=True)
+        return result

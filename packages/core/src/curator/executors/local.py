@@ -1,0 +1,289 @@
+"""LocalExecutor: the embedded streaming executor (no server, no cluster)."""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+import queue
+import threading
+import time
+from collections import defaultdict
+from typing import Any
+
+from curator.executors.base import (BaseExecutor, RunContext, RunResult, StageCall,
+                                    failed_task_record)
+from curator.executors.stats import ProgressReporter, RunStats
+from curator.executors.workers import ProcessWorker, StageSetupError, ThreadWorker, WorkerDied
+from curator.stages.base import ProcessingStage
+from curator.tasks import EmptyTask, Task
+
+__all__ = ["LocalExecutor", "plan_workers", "available_gpus"]
+
+_END = object()
+
+
+def available_gpus() -> int:
+    """CUDA devices visible to this process (0 without torch or a GPU)."""
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if visible is not None and visible.strip() in ("", "-1"):
+        return 0
+    try:
+        import torch  # noqa: PLC0415 - only when a GPU stage asks
+    except ImportError:
+        return 0
+    return torch.cuda.device_count() if torch.cuda.is_available() else 0
+
+
+def plan_workers(stage: ProcessingStage, cpus: float, gpus: int,
+                 override: int | None = None) -> int:
+    """Workers for ``stage`` on a machine with ``cpus`` cores and ``gpus`` GPUs."""
+    if override:
+        return override
+    if stage.num_workers:
+        return stage.num_workers
+    res = stage.resources
+    if res.requires_gpu:
+        frac = res.gpus or 1.0
+        return max(1, int(gpus / frac)) if gpus else 1
+    return max(1, int(cpus // max(res.cpus, 1e-6)))
+
+
+class LocalExecutor(BaseExecutor):
+    """Runs every stage at once on different tasks, in this machine's threads and processes.
+
+    Tasks flow through bounded queues (memory stays flat as the input grows). Each stage gets
+    workers from its ``Resources`` and the machine (or ``num_workers``): threads for stages with
+    ``worker_mode="thread"``, child processes for ``worker_mode="process"``. ``setup()`` runs once
+    per worker, ``teardown()`` at the end. A failing task is retried, then written with its
+    traceback to the rejected sink; a dead worker process is replaced.
+
+    Config keys:
+        num_workers: int for every stage, or ``{stage_name: int}``.
+        queue_size: tasks buffered between two stages (default: 2 per consumer worker, at least
+            ``batch_size``).
+        max_retries: overrides the run's retry count.
+        cpus: cores to plan for (default: this machine's).
+        start_method: multiprocessing start method for process workers (default "forkserver").
+    """
+
+    name = "local"
+
+    def __init__(self, config: dict[str, Any] | None = None, **kwargs: Any) -> None:
+        super().__init__({**(config or {}), **kwargs})
+        unknown = set(self.config) - {"num_workers", "queue_size", "max_retries", "cpus",
+                                      "start_method"}
+        if unknown:
+            raise ValueError(f"LocalExecutor: unknown config keys {sorted(unknown)}")
+
+    # -- planning ---------------------------------------------------------------------------------
+    def _workers_for(self, stage: ProcessingStage, cpus: float, gpus: int) -> int:
+        nw = self.config.get("num_workers")
+        override = nw.get(stage.name) if isinstance(nw, dict) else nw
+        return plan_workers(stage, cpus, gpus, override)
+
+    def execute(self, stages: list[ProcessingStage], initial_tasks: list[Task] | None = None,
+                *, context: RunContext | None = None) -> RunResult:
+        ctx = context or RunContext()
+        if "max_retries" in self.config:
+            ctx.max_retries = int(self.config["max_retries"])
+        run = _LocalRun(self, stages, self.initial(initial_tasks), ctx)
+        outputs = run.run()
+        return self.finish(ctx, run.stats, outputs)
+
+
+class _LocalRun:
+    """One execution: queues, worker threads, bookkeeping."""
+
+    def __init__(self, executor: LocalExecutor, stages: list[ProcessingStage],
+                 initial: list[Task], ctx: RunContext) -> None:
+        self.stages = stages
+        self.ctx = ctx
+        self.stats = RunStats.for_stages([s.name for s in stages], executor="local")
+        cpus = float(executor.config.get("cpus") or os.cpu_count() or 1)
+        gpus = available_gpus() if any(s.resources.requires_gpu for s in stages) else 0
+        self.n_workers = [executor._workers_for(s, cpus, gpus) for s in stages]
+        self.n_workers[0] = min(self.n_workers[0], max(1, len(initial)))
+        qsize = executor.config.get("queue_size")
+        self.queues: list[queue.Queue] = [queue.Queue()]
+        for s, n in zip(stages[1:], self.n_workers[1:], strict=True):
+            self.queues.append(queue.Queue(maxsize=qsize or max(2 * n + 2, s.batch_size * (n + 1))))
+        self.mp_ctx = mp.get_context(executor.config.get("start_method", "forkserver"))
+        self.stop = threading.Event()
+        self.fatal: list[BaseException] = []
+        self.results: list[Task] = []
+        self.lock = threading.Lock()
+        self.alive = list(self.n_workers)
+        self.procs: list[ProcessWorker] = []
+        self.tracker = ctx.tracker()
+        self.initial = initial
+
+    def run(self) -> list[Task]:
+        for i, stage in enumerate(self.stages):
+            self.stats.stages[i].workers = self.n_workers[i]
+            stage.setup_on_node({"node": "local"}, {})
+        first = self.initial
+        if not isinstance(first[0], EmptyTask):
+            for t in first:
+                t.metadata.setdefault("partition", t.task_id)
+            first, skipped = self.ctx.skip_done(first)
+            self.stats.stages[0].skipped += skipped
+        for t in first:
+            if self.tracker and t.partition:
+                self.tracker.started(t.partition)
+            self.queues[0].put(t)
+        for _ in range(self.n_workers[0]):
+            self.queues[0].put(_END)
+        threads = [threading.Thread(target=self._worker, args=(i, w), daemon=True,
+                                    name=f"curator-{s.name}-{w}")
+                   for i, s in enumerate(self.stages) for w in range(self.n_workers[i])]
+        start = time.perf_counter()
+        try:
+            if self.ctx.progress:
+                with ProgressReporter(self.stats, self.ctx.progress_interval):
+                    self._start_and_wait(threads)
+            else:
+                self._start_and_wait(threads)
+        except KeyboardInterrupt:
+            self._abort(threads)
+            raise
+        finally:
+            self.stats.wall_s = time.perf_counter() - start
+        if self.fatal:
+            raise self.fatal[0]
+        return self.results
+
+    def _start_and_wait(self, threads: list[threading.Thread]) -> None:
+        for t in threads:
+            t.start()
+        for t in threads:
+            while t.is_alive():
+                t.join(0.2)
+
+    def _abort(self, threads: list[threading.Thread]) -> None:
+        self.stop.set()
+        with self.lock:
+            procs = list(self.procs)
+        for p in procs:
+            p.kill()
+        for t in threads:
+            t.join(5)
+
+    # -- queues -----------------------------------------------------------------------------------
+    def _put(self, q: queue.Queue, item: Any) -> bool:
+        while not self.stop.is_set():
+            try:
+                q.put(item, timeout=0.2)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def _get(self, q: queue.Queue) -> Any:
+        while not self.stop.is_set():
+            try:
+                return q.get(timeout=0.2)
+            except queue.Empty:
+                continue
+        return _END
+
+    def _take_batch(self, i: int) -> tuple[list[Task], bool]:
+        size = self.stages[i].batch_size
+        batch: list[Task] = []
+        while len(batch) < size:
+            item = self._get(self.queues[i])
+            if item is _END:
+                return batch, True
+            batch.append(item)
+        return batch, False
+
+    # -- workers ----------------------------------------------------------------------------------
+    def _worker(self, i: int, w: int) -> None:
+        stage = self.stages[i]
+        name = f"{stage.name}-{w}"
+        runner: ThreadWorker | ProcessWorker | None = None
+        try:
+            if stage.worker_mode == "process":
+                runner = ProcessWorker(stage, name, self.mp_ctx)
+                with self.lock:
+                    self.procs.append(runner)
+            else:
+                runner = ThreadWorker(stage, name)
+            ended = False
+            while not ended and not self.stop.is_set():
+                batch, ended = self._take_batch(i)
+                if batch:
+                    self._handle(i, runner, batch)
+        except StageSetupError as exc:
+            self.fatal.append(exc)
+            self.stop.set()
+        except BaseException as exc:  # noqa: BLE001 - a bug here must not hang the run
+            self.fatal.append(exc)
+            self.stop.set()
+        finally:
+            if runner is not None:
+                try:
+                    runner.close()
+                except Exception as exc:  # noqa: BLE001
+                    self.fatal.append(exc)
+            self._worker_exit(i)
+
+    def _worker_exit(self, i: int) -> None:
+        with self.lock:
+            self.alive[i] -= 1
+            last = self.alive[i] == 0
+        if last and i + 1 < len(self.stages):
+            for _ in range(self.n_workers[i + 1]):
+                self._put(self.queues[i + 1], _END)
+
+    def _attempt(self, i: int, runner: Any, batch: list[Task]) -> list[tuple[list[Task], StageCall]]:
+        """Run a batch with retries; a failing batch is split so only bad tasks are rejected."""
+        failures = 0
+        while True:
+            try:
+                call = runner.call(batch)
+            except WorkerDied as exc:
+                self.stats.bump(i, "worker_restarts")
+                runner.restart()
+                call = StageCall([], [], 0.0, 0, 0, error=str(exc))
+            if call.error is None:
+                return [(batch, call)]
+            if len(batch) > 1:
+                return [r for t in batch for r in self._attempt(i, runner, [t])]
+            failures += 1
+            if failures > self.ctx.max_retries:
+                stage = self.stages[i]
+                self.stats.bump(i, "failed_tasks")
+                self.ctx.sink.add(stage.name, batch[0].task_id,
+                                  [failed_task_record(stage, batch[0], call.error)])
+                return [(batch, StageCall([], [], call.busy_s, call.items_in, 0))]
+            self.stats.bump(i, "retries")
+
+    def _handle(self, i: int, runner: Any, batch: list[Task]) -> None:
+        stage = self.stages[i]
+        last = i + 1 == len(self.stages)
+        for inputs, call in self._attempt(i, runner, batch):
+            by_task: dict[str, list] = defaultdict(list)
+            for rec in call.rejected:
+                by_task[rec.task_id].append(rec)
+            for tid, recs in by_task.items():
+                self.ctx.sink.add(stage.name, tid, recs)
+            outputs = call.outputs
+            if i == 0 and isinstance(inputs[0], EmptyTask):
+                outputs, skipped = self.ctx.skip_done(outputs)
+                self.stats.stages[0].skipped += skipped
+            self.stats.record(i, tasks_in=len(inputs), tasks_out=len(outputs),
+                              items_in=call.items_in, items_out=call.items_out,
+                              busy_s=call.busy_s)
+            if self.tracker and not last:
+                for out in outputs:
+                    self.tracker.started(out.partition)
+            if last:
+                with self.lock:
+                    self.results.extend(outputs)
+            else:
+                for out in outputs:
+                    if not self._put(self.queues[i + 1], out):
+                        return
+            if self.tracker:
+                for t in inputs:
+                    self.tracker.finished(t.partition)

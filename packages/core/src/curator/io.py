@@ -1,0 +1,84 @@
+"""File helpers over fsspec: atomic writes, path listing and joining."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import uuid
+from collections.abc import Iterator, Sequence
+from typing import IO, Any
+
+import fsspec
+
+__all__ = ["atomic_write", "expand_paths", "join_path", "get_fs", "ensure_dir"]
+
+
+def get_fs(path: str) -> tuple[fsspec.AbstractFileSystem, str]:
+    """The fsspec filesystem for ``path`` and the path within it."""
+    fs, _, paths = fsspec.get_fs_token_paths(path)
+    return fs, paths[0]
+
+
+def join_path(base: str, *parts: str) -> str:
+    """Join path parts with ``/`` (works for local paths and URLs)."""
+    out = base.rstrip("/")
+    for part in parts:
+        out = f"{out}/{part.strip('/')}"
+    return out
+
+
+def ensure_dir(path: str) -> None:
+    fs, p = get_fs(path)
+    fs.makedirs(p, exist_ok=True)
+
+
+@contextlib.contextmanager
+def atomic_write(path: str, mode: str = "wb", **open_kwargs: Any) -> Iterator[IO]:
+    """Open ``path`` for writing so that it appears whole or not at all.
+
+    Writes go to a temporary name beside the target, renamed over it only when the block exits
+    without an error; on error the temporary file is removed. A re-run overwrites the file.
+    """
+    fs, target = get_fs(path)
+    parent = target.rsplit("/", 1)[0] if "/" in target else "."
+    fs.makedirs(parent, exist_ok=True)
+    tmp = f"{parent}/.{target.rsplit('/', 1)[-1]}.tmp-{uuid.uuid4().hex[:8]}"
+    try:
+        with fs.open(tmp, mode, **open_kwargs) as fh:
+            yield fh
+        if fs.protocol in ("file", ("file", "local")) or "file" in (fs.protocol or ()):
+            os.replace(tmp, target)
+        else:
+            fs.mv(tmp, target)
+    except BaseException:
+        with contextlib.suppress(Exception):
+            fs.rm(tmp)
+        raise
+
+
+def expand_paths(paths: str | Sequence[str], extensions: Sequence[str] | None = None) -> list[str]:
+    """Expand a directory, glob pattern or list of them into a sorted list of file paths.
+
+    ``extensions`` (like ``[".jsonl", ".json"]``) filters files found in directories and globs.
+    Protocol prefixes (``s3://``) are kept. Raises ``FileNotFoundError`` naming the pattern when
+    nothing matches.
+    """
+    items = [paths] if isinstance(paths, str) else list(paths)
+    out: list[str] = []
+    for item in items:
+        fs, p = get_fs(item)
+        protocol = item.split("://", 1)[0] + "://" if "://" in item else ""
+        if any(ch in p for ch in "*?["):
+            found = [f for f in fs.glob(p) if fs.isfile(f)]
+        elif fs.isdir(p):
+            found = [f for f in fs.find(p) if not f.rsplit("/", 1)[-1].startswith(".")]
+        elif fs.exists(p):
+            found = [p]
+        else:
+            raise FileNotFoundError(f"no file or directory matches {item!r}")
+        if extensions and (fs.isdir(p) or any(ch in p for ch in "*?[")):
+            found = [f for f in found if f.endswith(tuple(extensions))]
+        out.extend(protocol + f if protocol and not f.startswith(protocol) else f for f in found)
+    if not out:
+        raise FileNotFoundError(f"no input files found in {paths!r} (extensions: {extensions})")
+    return sorted(dict.fromkeys(out))

@@ -1,0 +1,131 @@
+"""Plugin discovery: entry points in the group ``curator``, loaded through pluggy."""
+
+from __future__ import annotations
+
+import importlib.metadata as md
+import os
+import threading
+import traceback
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import pluggy
+
+from curator.errors import PluginError
+from curator.plugins.hookspecs import HOOK_KINDS, CuratorHookSpecs
+from curator.plugins.registry import BrokenPlugin, PluginInfo, Registry
+
+__all__ = ["ENTRY_POINT_GROUP", "get_registry", "reset_registry", "build_registry",
+           "use_registry", "register_plugin"]
+
+ENTRY_POINT_GROUP = "curator"
+_lock = threading.RLock()
+_registry: Registry | None = None
+
+
+def _env_list(name: str) -> set[str] | None:
+    raw = os.environ.get(name)
+    if raw is None:
+        return None
+    return {part.strip() for part in raw.split(",") if part.strip()}
+
+
+def _selected(ep_name: str, dist: str) -> bool:
+    load = _env_list("CURATOR_LOAD_PLUGINS")
+    disable = _env_list("CURATOR_DISABLE_PLUGINS") or set()
+    if ep_name in disable or dist in disable:
+        return False
+    if load is not None and ep_name not in load and dist not in load and ep_name != "core":
+        return False
+    return True
+
+
+def register_plugin(registry: Registry, plugin: Any, info: PluginInfo) -> None:
+    """Run ``plugin``'s hooks against ``registry``. If any registration fails, nothing of the
+    plugin is kept and it is recorded as broken (other plugins are unaffected)."""
+    pm = pluggy.PluginManager("curator")
+    pm.add_hookspecs(CuratorHookSpecs)
+    staged = Registry(entries=dict(registry.entries), commands=dict(registry.commands))
+    try:
+        pm.register(plugin, name=info.name)
+        for hook_name, kind in HOOK_KINDS.items():
+            def register(obj: Any, name: str | None = None, *, modality: str | None = None,
+                         description: str | None = None, _kind: str = kind) -> None:
+                staged.add(obj, _kind, info, name=name, modality=modality,
+                           description=description)
+            getattr(pm.hook, hook_name)(register=register)
+
+        def register_command(name: str, add_arguments: Any, run: Any, help: str = "") -> None:
+            if name in staged.commands:
+                raise PluginError(f"command {name!r} registered by {staged.commands[name][3].label}"
+                                  f" and by {info.label}")
+            staged.commands[name] = (add_arguments, run, help, info)
+
+        pm.hook.curator_register_commands(register=register_command)
+    except Exception as exc:  # noqa: BLE001 - a broken plugin must not break the others
+        registry.broken.append(BrokenPlugin(info.name, info.distribution, info.version,
+                                            _format_error(exc)))
+        return
+    registry.entries = staged.entries
+    registry.commands = staged.commands
+    registry.plugins.append(info)
+
+
+def _format_error(exc: BaseException) -> str:
+    if isinstance(exc, PluginError):
+        return f"{type(exc).__name__}: {exc}"
+    return "".join(traceback.format_exception(exc)).strip()
+
+
+def build_registry() -> Registry:
+    """Discover and load every selected plugin into a new registry (built-ins first)."""
+    registry = Registry()
+    eps = sorted(md.entry_points(group=ENTRY_POINT_GROUP),
+                 key=lambda ep: (ep.name != "core", ep.name))
+    seen: set[tuple[str, str]] = set()
+    for ep in eps:
+        dist = ep.dist.name if ep.dist else "?"
+        version = ep.dist.version if ep.dist else "?"
+        if (ep.name, ep.value) in seen:
+            continue
+        seen.add((ep.name, ep.value))
+        if not _selected(ep.name, dist):
+            continue
+        info = PluginInfo(ep.name, dist, version, ep.value)
+        try:
+            plugin = ep.load()
+        except Exception as exc:  # noqa: BLE001
+            registry.broken.append(BrokenPlugin(ep.name, dist, version, _format_error(exc)))
+            continue
+        register_plugin(registry, plugin, info)
+    return registry
+
+
+def get_registry() -> Registry:
+    """The process-wide registry, built on first use."""
+    global _registry
+    with _lock:
+        if _registry is None:
+            _registry = build_registry()
+        return _registry
+
+
+def reset_registry() -> None:
+    """Forget the registry so the next :func:`get_registry` rediscovers plugins."""
+    global _registry
+    with _lock:
+        _registry = None
+
+
+@contextmanager
+def use_registry(registry: Registry) -> Iterator[Registry]:
+    """Make ``registry`` the process-wide registry inside the block."""
+    global _registry
+    with _lock:
+        previous, _registry = _registry, registry
+    try:
+        yield registry
+    finally:
+        with _lock:
+            _registry = previous

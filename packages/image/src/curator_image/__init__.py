@@ -1,0 +1,3 @@
+"""curator-image: image curation stages for Curator."""
+
+__all__: list[str] = []

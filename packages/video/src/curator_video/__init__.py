@@ -1,0 +1,3 @@
+"""curator-video: video curation stages for Curator."""
+
+__all__: list[str] = []
