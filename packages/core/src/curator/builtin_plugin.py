@@ -11,6 +11,12 @@ def curator_register_executors(register: Register) -> None:
     from curator.executors.local import LocalExecutor
 
     register(LocalExecutor, name="local")
+    # The Ray executors' modules import ray only when they run, so registering them is cheap.
+    from curator.executors.ray_actor_pool import RayActorPoolExecutor
+    from curator.executors.ray_data import RayDataExecutor
+
+    register(RayDataExecutor, name="ray_data")
+    register(RayActorPoolExecutor, name="ray_actor_pool")
 
 
 @hookimpl

@@ -1,0 +1,190 @@
+"""The ``curator`` command: list plugins and stages, describe a stage, run a spec."""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import json
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from curator.errors import ConfigError, CuratorError
+from curator.plugins import Registry, RegistryEntry, get_registry
+
+__all__ = ["main", "build_parser"]
+
+
+def _table(rows: list[list[str]], head: list[str]) -> str:
+    widths = [max(len(str(x)) for x in col) for col in zip(head, *rows, strict=False)]
+    fmt = "  ".join(f"{{:<{w}}}" for w in widths)
+    out = [fmt.format(*head), fmt.format(*("-" * w for w in widths))]
+    out += [fmt.format(*map(str, r)) for r in rows]
+    return "\n".join(line.rstrip() for line in out)
+
+
+def cmd_plugins(args: argparse.Namespace, registry: Registry) -> int:
+    counts: dict[str, int] = {}
+    for e in registry.entries.values():
+        counts[e.plugin.name] = counts.get(e.plugin.name, 0) + 1
+    if args.json:
+        print(json.dumps({
+            "plugins": [{"name": p.name, "distribution": p.distribution, "version": p.version,
+                         "module": p.module, "registered": counts.get(p.name, 0)}
+                        for p in registry.plugins],
+            "broken": [{"name": b.name, "distribution": b.distribution, "version": b.version,
+                        "error": b.error} for b in registry.broken]}, indent=2))
+        return 0
+    rows = [[p.name, p.distribution, p.version, str(counts.get(p.name, 0)), p.module]
+            for p in registry.plugins]
+    print(_table(rows, ["plugin", "distribution", "version", "registered", "module"]))
+    for b in registry.broken:
+        last = b.error.strip().splitlines()[-1] if b.error else ""
+        print(f"\nBROKEN plugin {b.name!r} ({b.distribution} {b.version}): {last}")
+        if args.verbose:
+            print(b.error)
+    return 0
+
+
+def cmd_stages(args: argparse.Namespace, registry: Registry) -> int:
+    entries = registry.list(kind=args.kind, modality=args.modality)
+    if args.json:
+        print(json.dumps([{"name": e.name, "kind": e.kind, "modality": e.modality,
+                           "plugin": e.plugin.name, "distribution": e.plugin.distribution,
+                           "is_stage": e.is_stage, "description": e.description}
+                          for e in entries], indent=2))
+        return 0
+    rows = [[e.name, e.kind, e.modality, e.plugin.distribution, e.description[:70]]
+            for e in entries]
+    print(_table(rows, ["name", "kind", "modality", "plugin", "description"]))
+    return 0
+
+
+def _param_line(p: inspect.Parameter) -> str:
+    ann = p.annotation if p.annotation is not inspect.Parameter.empty else ""
+    ann = ann if isinstance(ann, str) else getattr(ann, "__name__", str(ann))
+    default = "" if p.default is inspect.Parameter.empty else f" = {p.default!r}"
+    return f"  {p.name}{': ' + ann if ann else ''}{default}"
+
+
+def describe_entry(entry: RegistryEntry) -> str:
+    obj = entry.obj
+    lines = [f"{entry.name}  ({entry.kind}, modality {entry.modality})",
+             f"provided by {entry.plugin.label}: {entry.qualname}", ""]
+    doc = inspect.getdoc(obj)
+    if doc:
+        lines += [doc, ""]
+    try:
+        params = [p for p in inspect.signature(obj).parameters.values()
+                  if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+    except (TypeError, ValueError):
+        params = []
+    lines.append("parameters:" if params else "parameters: none")
+    lines += [_param_line(p) for p in params]
+    if entry.is_stage:
+        res = getattr(obj, "resources", None)
+        lines += ["", f"resources: {res.to_dict() if res else '-'}",
+                  f"batch_size: {getattr(obj, 'batch_size', 1)}",
+                  f"worker_mode: {getattr(obj, 'worker_mode', 'thread')}"]
+        try:
+            inst = obj()
+        except Exception:  # noqa: BLE001 - needs required parameters; skip the I/O lines
+            inst = None
+        if inst is not None:
+            lines += [f"reads: {inst.inputs()[1] or '-'}", f"writes: {inst.outputs()[1] or '-'}"]
+    return "\n".join(lines)
+
+
+def cmd_describe(args: argparse.Namespace, registry: Registry) -> int:
+    print(describe_entry(registry.get(args.name)))
+    return 0
+
+
+def cmd_run(args: argparse.Namespace, registry: Registry) -> int:
+    from curator.spec import (apply_overrides, executor_from_spec, load_spec,
+                              pipeline_from_spec, run_options)
+
+    spec = apply_overrides(load_spec(args.spec), args.set or [])
+    pipeline = pipeline_from_spec(spec, registry)
+    executor = executor_from_spec(spec, args.executor, registry)
+    opts = run_options(spec)
+    for key in ("rejected_dir", "checkpoint_dir", "max_retries"):
+        if getattr(args, key) is not None:
+            opts[key] = getattr(args, key)
+    print(pipeline.describe(), file=sys.stderr)
+    if args.dry_run:
+        return 0
+    opts.setdefault("summary", True)
+    result = pipeline.run(executor, **opts)
+    print(f"{pipeline.name}: {len(result)} output tasks, {result.rejected.total} rejected",
+          file=sys.stderr)
+    return 0
+
+
+def build_parser(registry: Registry | None = None) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="curator", description="Curate training data for AI "
+                                     "models: list plugins and stages, run pipeline specs.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    p = sub.add_parser("plugins", help="list installed plugins (and broken ones)")
+    p.add_argument("--json", action="store_true")
+    p.add_argument("-v", "--verbose", action="store_true", help="show full errors")
+    p.set_defaults(func=cmd_plugins)
+    p = sub.add_parser("stages", help="list registered stages and components")
+    p.add_argument("--modality", help="text, image, audio, video or any")
+    p.add_argument("--kind", help="reader, writer, filter, modifier, classifier, embedder, "
+                                  "deduplicator, executor or stage")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_stages)
+    p = sub.add_parser("describe", help="show a stage's documentation, parameters, resources")
+    p.add_argument("name")
+    p.set_defaults(func=cmd_describe)
+    p = sub.add_parser("run", help="run a YAML/JSON pipeline spec")
+    p.add_argument("spec")
+    p.add_argument("--executor", help="registered executor name (default: the spec's, or local)")
+    p.add_argument("--set", action="append", metavar="KEY=VALUE",
+                   help="override a spec value, e.g. stages.1.min_words=50 (repeatable)")
+    p.add_argument("--rejected-dir", dest="rejected_dir")
+    p.add_argument("--checkpoint-dir", dest="checkpoint_dir")
+    p.add_argument("--max-retries", dest="max_retries", type=int)
+    p.add_argument("--dry-run", action="store_true", help="build and validate only")
+    p.set_defaults(func=cmd_run)
+    if registry is not None:
+        for name, (add_arguments, run, help_text, _info) in sorted(registry.commands.items()):
+            p = sub.add_parser(name, help=help_text)
+            add_arguments(p)
+            p.set_defaults(func=lambda a, r, _run=run: _run(a))
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``curator`` command."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    registry = get_registry()
+    parser = build_parser(registry)
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 0
+    try:
+        return int(args.func(args, registry) or 0)
+    except ConfigError as exc:
+        print(f"curator: configuration error: {exc}", file=sys.stderr)
+        return 2
+    except FileNotFoundError as exc:
+        print(f"curator: {exc}", file=sys.stderr)
+        return 2
+    except CuratorError as exc:
+        print(f"curator: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("curator: interrupted; finished partitions are kept (re-run with "
+              "--checkpoint-dir to resume)", file=sys.stderr)
+        return 130
+
+
+def _entry() -> Any:  # pragma: no cover
+    raise SystemExit(main())
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

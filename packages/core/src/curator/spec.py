@@ -1,0 +1,226 @@
+"""YAML/JSON pipeline specs that refer only to registered names (no arbitrary imports).
+
+Format::
+
+    name: my-pipeline
+    description: optional
+    executor: local                      # or {name: ray_data, config: {...}}
+    run: {rejected_dir: rejected/, checkpoint_dir: ckpt/, max_retries: 1}   # optional
+    stages:
+      - stage: JsonlReader               # a registered stage
+        file_paths: data/*.jsonl
+      - stage: ScoreFilter
+        filter_obj: {filter: WordCountFilter, min_words: 50}   # nested registered component
+        with: {batch_size: 4, resources: {cpus: 1}}            # optional .with_(...)
+
+A dict with one of the keys in :data:`COMPONENT_KEYS` is a registered component; its other keys are
+constructor arguments.
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+import inspect
+import json
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from curator.errors import ConfigError, UnknownNameError
+from curator.executors.base import BaseExecutor
+from curator.pipeline import Pipeline
+from curator.plugins import Registry, get_registry
+from curator.resources import Resources
+from curator.stages.base import ProcessingStage
+
+__all__ = ["COMPONENT_KEYS", "load_spec", "apply_overrides", "pipeline_from_spec",
+           "executor_from_spec", "build_component"]
+
+COMPONENT_KEYS = ("stage", "reader", "writer", "filter", "modifier", "classifier", "embedder",
+                  "deduplicator")
+_TOP_KEYS = {"name", "description", "executor", "stages", "run"}
+_RUN_KEYS = {"rejected_dir", "checkpoint_dir", "max_retries", "progress", "summary"}
+
+
+def load_spec(path: str | Path) -> dict[str, Any]:
+    """Read a YAML or JSON spec file into a dict (checked to have a ``stages`` list)."""
+    text = Path(path).read_text()
+    try:
+        spec = json.loads(text) if str(path).endswith(".json") else yaml.safe_load(text)
+    except (yaml.YAMLError, json.JSONDecodeError) as exc:
+        raise ConfigError(f"{path}: not valid YAML/JSON: {exc}") from exc
+    if not isinstance(spec, dict) or not isinstance(spec.get("stages"), list):
+        raise ConfigError(f"{path}: a spec is a mapping with a 'stages' list")
+    return spec
+
+
+def apply_overrides(spec: dict[str, Any], assignments: list[str]) -> dict[str, Any]:
+    """Apply ``key.path=value`` overrides (values parsed as YAML). List items are addressed by
+    index or, for ``stages``, by the stage's registered name: ``stages.WordCountFilter.min_words``
+    or ``stages.1.filter_obj.min_words``."""
+    spec = copy.deepcopy(spec)
+    for assignment in assignments:
+        if "=" not in assignment:
+            raise ConfigError(f"--set {assignment!r}: expected key.path=value")
+        key, raw = assignment.split("=", 1)
+        value = yaml.safe_load(raw) if raw != "" else ""
+        parts = key.strip().split(".")
+        node: Any = spec
+        for i, part in enumerate(parts):
+            last = i == len(parts) - 1
+            if isinstance(node, list):
+                idx = _list_index(node, part, key)
+                if last:
+                    node[idx] = value
+                else:
+                    node = node[idx]
+            elif isinstance(node, dict):
+                if last:
+                    node[part] = value
+                else:
+                    node = node.setdefault(part, {})
+            else:
+                raise ConfigError(f"--set {key}: {'.'.join(parts[:i])} is not a mapping or list")
+    return spec
+
+
+def _list_index(items: list, part: str, key: str) -> int:
+    if part.lstrip("-").isdigit():
+        idx = int(part)
+        if -len(items) <= idx < len(items):
+            return idx
+        raise ConfigError(f"--set {key}: index {idx} out of range (there are {len(items)})")
+    for idx, item in enumerate(items):
+        if isinstance(item, dict) and part in (item.get("name"), *[item.get(k) for k in
+                                                                   COMPONENT_KEYS]):
+            return idx
+    raise ConfigError(f"--set {key}: no list item named {part!r}")
+
+
+def _component_key(d: dict[str, Any]) -> str | None:
+    keys = [k for k in COMPONENT_KEYS if k in d]
+    if len(keys) > 1:
+        raise ConfigError(f"component {d!r} has several of {keys}; use exactly one")
+    return keys[0] if keys else None
+
+
+def _resolve(value: Any, registry: Registry, where: str) -> Any:
+    if isinstance(value, dict):
+        if _component_key(value):
+            return build_component(value, registry, where)
+        return {k: _resolve(v, registry, f"{where}.{k}") for k, v in value.items()}
+    if isinstance(value, list):
+        return [_resolve(v, registry, f"{where}[{i}]") for i, v in enumerate(value)]
+    return value
+
+
+def build_component(d: dict[str, Any], registry: Registry | None = None,
+                    where: str = "spec") -> Any:
+    """Instantiate the registered component described by ``d`` (see the module docstring)."""
+    registry = registry or get_registry()
+    key = _component_key(d)
+    if key is None:
+        raise ConfigError(f"{where}: expected one of {list(COMPONENT_KEYS)} naming a registered "
+                          f"component, got keys {sorted(d)}")
+    name = d[key]
+    kind = None if key == "stage" else key
+    try:
+        entry = registry.get(str(name), kind=kind)
+    except UnknownNameError as exc:
+        raise UnknownNameError(f"{where}: {exc}") from None
+    label = f"{where} ({name})"
+    params = {k: v for k, v in d.items() if k not in (key, "with")}
+    params = {k: _resolve(v, registry, f"{label}.{k}") for k, v in params.items()}
+    cls = entry.obj
+    try:
+        sig = inspect.signature(cls)
+    except (TypeError, ValueError):
+        sig = None
+    if sig is not None:
+        accepts_any = any(p.kind is p.VAR_KEYWORD for p in sig.parameters.values())
+        known = [p for p in sig.parameters if p not in ("self",)]
+        for p in params:
+            if p not in sig.parameters and not accepts_any:
+                close = difflib.get_close_matches(p, known, n=1)
+                hint = f" Did you mean {close[0]!r}?" if close else ""
+                raise ConfigError(f"{label}: unknown parameter {p!r}.{hint} "
+                                  f"Parameters: {', '.join(known) or 'none'}")
+        try:
+            sig.bind(**params)
+        except TypeError as exc:
+            raise ConfigError(f"{label}: {exc}. Parameters: {', '.join(known)}") from None
+    try:
+        obj = cls(**params)
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"{label}: {exc}") from exc
+    options = d.get("with")
+    if options:
+        if not isinstance(obj, ProcessingStage):
+            raise ConfigError(f"{label}: 'with' applies only to stages")
+        options = dict(options)
+        if isinstance(options.get("resources"), dict):
+            try:
+                options["resources"] = Resources(**options["resources"])
+            except (TypeError, ValueError) as exc:
+                raise ConfigError(f"{label}: with.resources: {exc}") from exc
+        try:
+            obj = obj.with_(**options)
+        except (TypeError, ValueError) as exc:
+            raise ConfigError(f"{label}: with: {exc}") from exc
+    return obj
+
+
+def pipeline_from_spec(spec: dict[str, Any], registry: Registry | None = None) -> Pipeline:
+    """Build (and validate) a :class:`Pipeline` from a spec dict."""
+    registry = registry or get_registry()
+    unknown = set(spec) - _TOP_KEYS
+    if unknown:
+        raise ConfigError(f"spec: unknown top-level keys {sorted(unknown)}; allowed: "
+                          f"{sorted(_TOP_KEYS)}")
+    stages = []
+    for i, item in enumerate(spec.get("stages") or []):
+        if isinstance(item, str):
+            item = {"stage": item}
+        if not isinstance(item, dict):
+            raise ConfigError(f"stages[{i}]: expected a mapping, got {item!r}")
+        if _component_key(item) is None:
+            raise ConfigError(f"stages[{i}]: needs a 'stage: NAME' key, got {sorted(item)}")
+        stage = build_component(item, registry, where=f"stages[{i}]")
+        if not isinstance(stage, ProcessingStage):
+            name = item[_component_key(item)]
+            raise ConfigError(f"stages[{i}]: {name!r} is a {type(stage).__name__}, not a stage; "
+                              f"use it inside a stage (e.g. ScoreFilter's filter_obj / Modify's "
+                              f"modifier_fn)")
+        stages.append(stage)
+    pipeline = Pipeline(spec.get("name", "pipeline"), spec.get("description", ""), stages)
+    pipeline.build()
+    return pipeline
+
+
+def executor_from_spec(spec: dict[str, Any], name: str | None = None,
+                       registry: Registry | None = None) -> BaseExecutor:
+    """The executor named by ``name`` or by the spec's ``executor`` key (default: local)."""
+    registry = registry or get_registry()
+    raw = spec.get("executor") or "local"
+    config: dict[str, Any] = {}
+    if isinstance(raw, dict):
+        config = dict(raw.get("config") or {})
+        raw = raw.get("name", "local")
+    if name and name != raw:
+        config = {}
+    entry = registry.get(name or raw, kind="executor")
+    try:
+        return entry.obj(config)
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"executor {entry.name}: {exc}") from exc
+
+
+def run_options(spec: dict[str, Any]) -> dict[str, Any]:
+    """The ``run:`` section (rejected_dir, checkpoint_dir, max_retries, progress, summary)."""
+    opts = dict(spec.get("run") or {})
+    unknown = set(opts) - _RUN_KEYS
+    if unknown:
+        raise ConfigError(f"spec run: unknown keys {sorted(unknown)}; allowed {sorted(_RUN_KEYS)}")
+    return opts

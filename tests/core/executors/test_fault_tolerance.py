@@ -1,0 +1,45 @@
+"""Every executor survives a worker process that dies mid-task and a task that keeps raising."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from curator import Pipeline
+from tests.core.executors.stages import (DieOnce, JsonWriter, RaiseOn, Square, make_executor,
+                                         make_partitions, read_records)
+
+EXECUTORS = ["local", pytest.param("ray_data", marks=pytest.mark.ray),
+             pytest.param("ray_actor_pool", marks=pytest.mark.ray)]
+
+
+@pytest.fixture
+def executor(request):
+    if request.node.get_closest_marker("ray"):
+        request.getfixturevalue("ray_cluster")
+    return make_executor(request.param)
+
+
+@pytest.mark.parametrize("executor", EXECUTORS, indirect=True)
+def test_dead_worker_is_replaced_and_failing_task_rejected(executor, tmp_path):
+    out, markers, rejected = tmp_path / "out", tmp_path / "markers", tmp_path / "rejected"
+    markers.mkdir()
+    pipe = Pipeline("faults", stages=[Square(), DieOnce(str(markers), victim="part001"),
+                                      RaiseOn(victim="part002"), JsonWriter(str(out))])
+    result = pipe.run(executor, initial_tasks=make_partitions(5), rejected_dir=str(rejected),
+                      max_retries=1, summary=False)
+
+    assert os.listdir(markers) == ["died-part001"]  # the first attempt really died
+    expected = sorted((f"part{i:03d}", x * x) for i in (0, 1, 3, 4) for x in range(3 * i, 3 * i + 3))
+    assert read_records(str(out)) == expected  # every other record exactly once
+    assert result.rejected.counts == {"RaiseOn": 1}
+    stats = {s.name: s for s in result.stats.stages}
+    assert stats["RaiseOn"].failed_tasks == 1 and stats["RaiseOn"].retries == 1
+    assert stats["JsonWriter"].tasks_in == 4
+    lines = (rejected / "RaiseOn" / "part002.jsonl").read_text().splitlines()
+    entry = json.loads(lines[0])
+    assert entry["kind"] == "task" and "cannot handle part002" in entry["error"]
+    if executor.name != "ray_data":  # Ray Data restarts its workers itself, without telling us
+        assert stats["DieOnce"].worker_restarts == 1
