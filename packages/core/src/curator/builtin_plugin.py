@@ -22,3 +22,12 @@ def curator_register_executors(register: Register) -> None:
 @hookimpl
 def curator_register_deduplicators(register: Register) -> None:
     """Modality-agnostic deduplication (exact by content hash, semantic over embeddings)."""
+    from curator.dedup import ExactDeduplicationWorkflow, SemanticDeduplicationWorkflow
+    from curator.dedup.exact import ExactDuplicatesStage, ExactHashStage
+    from curator.dedup.semantic_workflow import AssignClustersStage, ClusterDedupStage
+    from curator.dedup.workflow import RemoveDuplicatesStage
+
+    for cls in (ExactDeduplicationWorkflow, SemanticDeduplicationWorkflow, ExactHashStage,
+                ExactDuplicatesStage, AssignClustersStage, ClusterDedupStage,
+                RemoveDuplicatesStage):
+        register(cls)

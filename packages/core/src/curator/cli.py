@@ -114,7 +114,6 @@ def cmd_run(args: argparse.Namespace, registry: Registry) -> int:
     print(pipeline.describe(), file=sys.stderr)
     if args.dry_run:
         return 0
-    opts.setdefault("summary", True)
     result = pipeline.run(executor, **opts)
     print(f"{pipeline.name}: {len(result)} output tasks, {result.rejected.total} rejected",
           file=sys.stderr)

@@ -14,9 +14,9 @@ __all__ = ["atomic_write", "expand_paths", "join_path", "get_fs", "ensure_dir"]
 
 
 def get_fs(path: str) -> tuple[fsspec.AbstractFileSystem, str]:
-    """The fsspec filesystem for ``path`` and the path within it."""
-    fs, _, paths = fsspec.get_fs_token_paths(path)
-    return fs, paths[0]
+    """The fsspec filesystem for ``path`` and the path within it (globs are not expanded)."""
+    fs, inner = fsspec.core.url_to_fs(path)
+    return fs, inner
 
 
 def join_path(base: str, *parts: str) -> str:
@@ -69,7 +69,11 @@ def expand_paths(paths: str | Sequence[str], extensions: Sequence[str] | None = 
         fs, p = get_fs(item)
         protocol = item.split("://", 1)[0] + "://" if "://" in item else ""
         if any(ch in p for ch in "*?["):
-            found = [f for f in fs.glob(p) if fs.isfile(f)]
+            # like a shell glob (and directory listing), skip hidden files such as the
+            # temporary files of atomic_write, unless the pattern itself names hidden files
+            hidden_ok = p.rsplit("/", 1)[-1].startswith(".")
+            found = [f for f in fs.glob(p) if fs.isfile(f)
+                     and (hidden_ok or not f.rsplit("/", 1)[-1].startswith("."))]
         elif fs.isdir(p):
             found = [f for f in fs.find(p) if not f.rsplit("/", 1)[-1].startswith(".")]
         elif fs.exists(p):

@@ -1,5 +1,13 @@
-"""curator-text: text curation stages for Curator."""
+"""curator-text: text curation stages for Curator (readers, writers, modifiers, filters,
+classifiers)."""
 
+from curator_text.filters import *  # noqa: F403
+from curator_text.filters import __all__ as _filters_all
+from curator_text.io import *  # noqa: F403
+from curator_text.io import __all__ as _io_all
+from curator_text.modifiers import *  # noqa: F403
+from curator_text.modifiers import __all__ as _modifiers_all
+from curator_text.stages import AddId
 from curator_text.tasks import DocumentBatch
 
-__all__ = ["DocumentBatch"]
+__all__ = ["DocumentBatch", "AddId", *_io_all, *_filters_all, *_modifiers_all]

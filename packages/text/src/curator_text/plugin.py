@@ -1,5 +1,83 @@
-"""The curator-text plugin: registers its stages through Curator's hooks."""
+"""The curator-text plugin: registers its stages through Curator's hooks. Imports here are
+cheap (pyarrow, numpy); fastText and ftfy load inside setup()."""
 
 from __future__ import annotations
 
-from curator.plugins.hookspecs import Register, hookimpl  # noqa: F401
+from curator.plugins.hookspecs import Register, hookimpl
+
+__all__ = ["curator_register_readers", "curator_register_writers", "curator_register_filters",
+           "curator_register_modifiers",
+           "curator_register_stages", "curator_register_commands",
+           "curator_register_deduplicators", "curator_register_embedders"]
+
+
+@hookimpl
+def curator_register_readers(register: Register) -> None:
+    from curator_text.io import JsonlReader, ParquetReader  # noqa: PLC0415
+
+    register(JsonlReader, modality="text")
+    register(ParquetReader, modality="text")
+
+
+@hookimpl
+def curator_register_writers(register: Register) -> None:
+    from curator_text.io import JsonlWriter, ParquetWriter  # noqa: PLC0415
+
+    register(JsonlWriter, modality="text")
+    register(ParquetWriter, modality="text")
+
+
+@hookimpl
+def curator_register_filters(register: Register) -> None:
+    from curator_text import filters as F  # noqa: PLC0415
+
+    for cls in (F.ScoreFilter, F.Score, F.Filter, *F.HEURISTIC_FILTERS,
+                F.FastTextQualityFilter, F.FastTextLangId):
+        register(cls, modality="text")
+
+
+@hookimpl
+def curator_register_modifiers(register: Register) -> None:
+    from curator_text.modifiers import MODIFIERS, Modify  # noqa: PLC0415
+
+    for cls in (Modify, *MODIFIERS):
+        register(cls, modality="text")
+
+
+@hookimpl
+def curator_register_stages(register: Register) -> None:
+    from curator_text.filters import ScoreBucketer  # noqa: PLC0415
+    from curator_text.io import FilePartitioningStage  # noqa: PLC0415
+    from curator_text.stages import AddId  # noqa: PLC0415
+
+    register(AddId, modality="text")
+    register(ScoreBucketer, modality="text")
+    register(FilePartitioningStage, modality="text")
+
+
+@hookimpl
+def curator_register_commands(register) -> None:  # noqa: ANN001
+    from curator_text import analyze  # noqa: PLC0415
+
+    register("analyze", analyze.add_arguments, analyze.run,
+             help="score text with filters (nothing dropped) and print score distributions")
+
+
+@hookimpl
+def curator_register_deduplicators(register: Register) -> None:
+    from curator_text.dedup import (  # noqa: PLC0415
+        CandidateDocsStage,
+        FuzzyDeduplicationWorkflow,
+        LSHBucketsStage,
+        MinHashLSHStage,
+    )
+
+    for cls in (FuzzyDeduplicationWorkflow, MinHashLSHStage, LSHBucketsStage, CandidateDocsStage):
+        register(cls, modality="text")
+
+
+@hookimpl
+def curator_register_embedders(register: Register) -> None:
+    from curator_text.embedders import EmbeddingCreatorStage  # noqa: PLC0415
+
+    register(EmbeddingCreatorStage, modality="text")

@@ -6,7 +6,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
-
 from curator.tasks import Task
 
 if TYPE_CHECKING:

@@ -10,6 +10,7 @@ import time
 from collections import defaultdict
 from typing import Any
 
+from curator.errors import CuratorError
 from curator.executors.base import (BaseExecutor, RunContext, RunResult, StageCall,
                                     failed_task_record)
 from curator.executors.stats import ProgressReporter, RunStats
@@ -20,6 +21,10 @@ from curator.tasks import EmptyTask, Task
 __all__ = ["LocalExecutor", "plan_workers", "available_gpus"]
 
 _END = object()
+
+
+class SourceStageError(CuratorError):
+    """The first stage could not produce any task (missing input path, bad pattern)."""
 
 
 def available_gpus() -> int:
@@ -108,6 +113,8 @@ class _LocalRun:
         for s, n in zip(stages[1:], self.n_workers[1:], strict=True):
             self.queues.append(queue.Queue(maxsize=qsize or max(2 * n + 2, s.batch_size * (n + 1))))
         self.mp_ctx = mp.get_context(executor.config.get("start_method", "forkserver"))
+        if self.mp_ctx.get_start_method() == "forkserver":  # workers start with curator imported
+            self.mp_ctx.set_forkserver_preload(["__main__", "curator"])
         self.stop = threading.Event()
         self.fatal: list[BaseException] = []
         self.results: list[Task] = []
@@ -252,6 +259,9 @@ class _LocalRun:
             failures += 1
             if failures > self.ctx.max_retries:
                 stage = self.stages[i]
+                if isinstance(batch[0], EmptyTask):  # the source failed: there is no input
+                    raise SourceStageError(f"source stage {stage.name!r} failed, so the "
+                                           f"pipeline has no input:\n{call.error}")
                 self.stats.bump(i, "failed_tasks")
                 self.ctx.sink.add(stage.name, batch[0].task_id,
                                   [failed_task_record(stage, batch[0], call.error)])

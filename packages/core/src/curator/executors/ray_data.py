@@ -175,6 +175,9 @@ class RayDataExecutor(BaseExecutor):
         dctx = ray.data.DataContext.get_current()
         dctx.enable_progress_bars = False
         dctx.print_on_execution_start = False
+        # Per-operator reservations split a small cluster into slices too thin for any actor
+        # pool (the run would wait forever); the pools are sized to fit together instead.
+        dctx.op_resource_reservation_enabled = False
         lineage = LineageTracker(ctx.checkpoint, len(stages))
         done: frozenset[str] | None = None
         if isinstance(initial[0], EmptyTask):

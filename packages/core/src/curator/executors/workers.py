@@ -6,6 +6,7 @@ import copy
 import multiprocessing as mp
 import signal
 import sys
+import threading
 import traceback
 from typing import Any
 
@@ -26,6 +27,11 @@ class StageSetupError(RuntimeError):
     """A stage's ``setup()`` raised: the run cannot go on without that stage."""
 
 
+_SETUP_LOCK = threading.Lock()
+"""Serialises ``setup()`` of thread workers: libraries such as torch fail when several threads
+import them for the first time at once."""
+
+
 class ThreadWorker:
     """Runs its own copy of a stage in the calling thread."""
 
@@ -33,7 +39,8 @@ class ThreadWorker:
         self.name = name
         self.stage = copy.deepcopy(stage)
         try:
-            self.stage.setup({"worker": name})
+            with _SETUP_LOCK:
+                self.stage.setup({"worker": name})
         except Exception as exc:
             raise StageSetupError(f"{stage.name}.setup() failed in worker {name}:\n"
                                   f"{traceback.format_exc()}") from exc

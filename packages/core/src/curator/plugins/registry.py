@@ -107,7 +107,8 @@ class Registry:
         what = f"{kind} " if kind else ""
         msg = f"no {what}named {name!r} is registered.{hint}"
         if entry is not None:
-            msg = f"{name!r} is a {entry.kind}, not a {kind}."
+            article = "an" if kind[0] in "aeiou" else "a"
+            msg = f"{name!r} is a {entry.kind}, not {article} {kind}."
         broken = [b for b in self.broken]
         if broken and entry is None:
             msg += " Plugins that failed to load: " + "; ".join(

@@ -1,0 +1,182 @@
+"""Benchmark of the deduplication workflows on a generated corpus with planted duplicates.
+
+    uv run python benchmarks/dedup.py                 # 100k documents
+    uv run python benchmarks/dedup.py --docs 1000000  # 1M documents (needs ~4 GB of disk)
+
+The corpus has ``--exact`` (5%) exact copies and ``--near`` (5%) near copies (one word in a
+hundred replaced) of random originals, planted in the *next* file so that duplicates cross
+partitions, plus 2% very short documents (never to be grouped). Reports docs/s for MinHash
+signatures (one core), the whole fuzzy workflow and the exact workflow, precision and recall of
+both against the planted groups, and the peak RSS of the process tree (psutil, sampled).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter
+
+import numpy as np
+import psutil
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+os.environ.setdefault("CURATOR_SUMMARY", "0")
+
+
+class PeakRSS:
+    """Samples the RSS of this process and its children every ``interval`` seconds."""
+
+    def __init__(self, interval: float = 0.05) -> None:
+        self.interval, self.peak, self._stop = interval, 0, threading.Event()
+
+    def _sample(self) -> int:
+        me = psutil.Process()
+        total = me.memory_info().rss
+        for child in me.children(recursive=True):
+            try:
+                total += child.memory_info().rss
+            except psutil.Error:
+                pass
+        return total
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self.peak = max(self.peak, self._sample())
+            time.sleep(self.interval)
+
+    def __enter__(self) -> PeakRSS:
+        self.peak = self._sample()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+def make_corpus(directory: str, n: int, files: int, *, exact: float, near: float, seed: int = 0):
+    """Write the corpus as ``files`` Parquet files; returns ``root`` (id -> group root id)."""
+    rng = np.random.default_rng(seed)
+    letters = np.array(list("abcdefghijklmnopqrstuvwxyz"))
+    lex = np.array(["".join(rng.choice(letters, rng.integers(2, 10))) for _ in range(30000)])
+    per = n // files
+    root = np.arange(n, dtype=np.int64)
+    prev_texts: list[str] = []
+    prev_ids: np.ndarray = np.empty(0, np.int64)
+    prev_long: np.ndarray = np.empty(0, np.int64)
+    for f in range(files):
+        ids = np.arange(f * per, (f + 1) * per if f < files - 1 else n)
+        m = len(ids)
+        n_exact, n_near = (int(m * exact), int(m * near)) if f else (0, 0)
+        n_short = int(m * 0.02)
+        n_orig = m - n_exact - n_near
+        lengths = rng.integers(100, 300, n_orig)
+        words = lex[rng.integers(0, len(lex), int(lengths.sum()))]
+        bounds = np.concatenate(([0], np.cumsum(lengths)))
+        texts = [" ".join(words[bounds[i]:bounds[i + 1]]) for i in range(n_orig)]
+        for i in range(n_short):
+            texts[i] = f"{lex[i % 7]} {lex[(i + 1) % 5]} {i}"
+        src = rng.choice(prev_long, n_exact + n_near, replace=False) if n_exact + n_near else []
+        roots = []
+        for j, s in enumerate(src):
+            t = prev_texts[s]
+            if j >= n_exact:
+                w = t.split()
+                for pos in rng.choice(len(w), max(1, len(w) // 100), replace=False):
+                    w[pos] = lex[rng.integers(len(lex))]
+                t = " ".join(w)
+            texts.append(t)
+            roots.append(root[prev_ids[s]])
+        perm = rng.permutation(m)
+        texts = [texts[p] for p in perm]
+        r = np.concatenate([ids[:n_orig], np.array(roots, np.int64)])[perm]
+        r[perm < n_orig] = ids[perm[perm < n_orig]]
+        root[ids] = r
+        pq.write_table(pa.table({"id": ids, "text": texts}),
+                       os.path.join(directory, f"part-{f:05d}.parquet"))
+        prev_texts, prev_ids = texts, ids
+        prev_long = np.flatnonzero(perm >= n_short)  # sources of copies: not the short docs
+    return root
+
+
+def score(removed: np.ndarray, root: np.ndarray, kinds: np.ndarray | None = None):
+    """(precision, recall, false removals) of ``removed`` ids against the planted groups."""
+    size = Counter(root.tolist())
+    per_group = Counter(root[removed].tolist())
+    expected = sum(s - 1 for s in size.values())
+    correct = sum(min(c, size[g] - 1) for g, c in per_group.items())
+    return correct / max(len(removed), 1), correct / max(expected, 1), len(removed) - correct
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--docs", type=int, default=100_000)
+    ap.add_argument("--files", type=int, default=0, help="input files (default docs/10k)")
+    ap.add_argument("--exact", type=float, default=0.05)
+    ap.add_argument("--near", type=float, default=0.05)
+    ap.add_argument("--workdir", default=None)
+    ap.add_argument("--skip", default="", help="comma list of: minhash,exact,fuzzy")
+    args = ap.parse_args()
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+    from curator.dedup import ExactDeduplicationWorkflow
+    from curator_text.dedup import FuzzyDeduplicationWorkflow
+    from curator_text.dedup.minhash import minhash_signatures
+
+    work = args.workdir or tempfile.mkdtemp(prefix="dedup_bench_")
+    inp = os.path.join(work, "input")
+    os.makedirs(inp, exist_ok=True)
+    files = args.files or max(1, args.docs // 10_000)
+    t = time.perf_counter()
+    root = make_corpus(inp, args.docs, files, exact=args.exact, near=args.near)
+    print(f"corpus: {args.docs} docs in {files} files, generated in {time.perf_counter() - t:.1f}s"
+          f" ({work})")
+    skip = set(args.skip.split(","))
+    if "minhash" not in skip:
+        texts = pq.read_table(os.path.join(inp, "part-00000.parquet")).column("text").to_pylist()
+        t = time.perf_counter()
+        minhash_signatures(texts, num_perm=260)
+        dt = time.perf_counter() - t
+        print(f"minhash signatures (1 core, 260 values): {len(texts) / dt:,.0f} docs/s")
+    for name, cls, kw in (("exact", ExactDeduplicationWorkflow, {}),
+                          ("fuzzy", FuzzyDeduplicationWorkflow, {})):
+        if name in skip:
+            continue
+        out = os.path.join(work, f"out_{name}")
+        shutil.rmtree(out, ignore_errors=True)
+        with PeakRSS() as mem:
+            t = time.perf_counter()
+            res = cls(inp, out, **kw).run()
+            dt = time.perf_counter() - t
+        removed = pq.read_table(res.duplicates_path).column("id").to_numpy()
+        planted = root if name == "fuzzy" else _exact_roots(inp, root)
+        p, r, bad = score(removed, planted)
+        print(f"{name}: {args.docs / dt:,.0f} docs/s ({dt:.1f}s), removed {len(removed)}, "
+              f"precision {p:.4f}, recall {r:.4f}, other docs removed {bad} "
+              f"({bad / args.docs:.4%}), peak RSS {mem.peak / 2**30:.2f} GiB; "
+              f"phases {', '.join(f'{k} {v:.1f}s' for k, v in res.timings.items())}")
+    if not args.workdir:
+        shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+def _exact_roots(inp: str, root: np.ndarray) -> np.ndarray:
+    """Planted groups restricted to identical texts (near copies are their own group)."""
+    t = pq.read_table(inp)
+    ids = t.column("id").to_numpy()
+    texts = t.column("text").to_pylist()
+    first: dict[str, int] = {}
+    out = root.copy()
+    for i, txt in zip(ids.tolist(), texts):
+        out[i] = first.setdefault(txt, i)
+    return out
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

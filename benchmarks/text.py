@@ -1,0 +1,189 @@
+"""Text pipeline benchmark: docs/s, MB/s and peak RSS (all processes) on a generated web-like
+corpus, for read → WordCount → NonAlphaNumeric → Urls → RepeatingTopNGrams → BoilerPlateString
+→ write, and the floor (read → write, no filter) in the same run.
+
+    uv run python benchmarks/text.py [--docs 100000] [--files 40] [--executor local]
+                                     [--repeat 2] [--workdir benchmarks/results/text]
+
+The corpus is seeded (normal, short, boilerplate, URL-heavy and repetitive documents) and
+generated once. ``--repeat 2`` runs the filter pipeline twice and checks the kept set is
+identical.
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import hashlib
+import json
+import os
+import random
+import shutil
+import threading
+import time
+
+import psutil
+
+WORDS = ("the of and to in is was for that on with as by at from his her it an were are which "
+         "this be or has had not but have also its one after first new two their who been "
+         "they she he more during other into time only all over later most city year world "
+         "school music river house people water state history system season family team war "
+         "government research development company market village language church public").split()
+
+
+def _paragraph(rng: random.Random, n: int) -> str:
+    words = [rng.choice(WORDS) for _ in range(n)]
+    out, i = [], 0
+    while i < len(words):
+        k = rng.randint(8, 20)
+        s = " ".join(words[i:i + k])
+        out.append(s[:1].upper() + s[1:] + rng.choice([".", ".", ".", "?", "!"]))
+        i += k
+    return " ".join(out)
+
+
+def make_doc(rng: random.Random) -> str:
+    kind = rng.random()
+    if kind < 0.6:  # normal article
+        return "\n\n".join(_paragraph(rng, rng.randint(40, 120)) for _ in range(rng.randint(3, 7)))
+    if kind < 0.7:  # short
+        return _paragraph(rng, rng.randint(3, 30))
+    if kind < 0.8:  # boilerplate footer
+        body = "\n\n".join(_paragraph(rng, rng.randint(40, 100)) for _ in range(3))
+        return body + "\n\nBy using this site you agree to our privacy policy and terms of use."
+    if kind < 0.9:  # URL heavy
+        urls = " ".join(f"https://www.example{rng.randint(0, 999)}.com/page/{rng.randint(0, 10**6)}"
+                        f"?ref=link{rng.randint(0, 99)}" for _ in range(rng.randint(15, 40)))
+        return _paragraph(rng, rng.randint(20, 60)) + "\n" + urls
+    phrase = _paragraph(rng, rng.randint(4, 8))  # repetitive spam
+    return " ".join([phrase] * rng.randint(10, 40))
+
+
+def generate(raw_dir: str, docs: int, files: int, seed: int = 1234) -> None:
+    rng = random.Random(seed)
+    os.makedirs(raw_dir, exist_ok=True)
+    per = docs // files
+    for f in range(files):
+        with open(os.path.join(raw_dir, f"part_{f:04d}.jsonl"), "w") as fh:
+            for i in range(per):
+                fh.write(json.dumps({"id": f"{f}-{i}", "text": make_doc(rng),
+                                     "url": f"https://site{i % 97}.org/{f}/{i}"}) + "\n")
+
+
+class PeakRSS:
+    """Samples the summed RSS of this process and all its children every 50 ms."""
+
+    def __init__(self) -> None:
+        self.peak = 0
+        self._stop = threading.Event()
+        self._t = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        me = psutil.Process()
+        while not self._stop.is_set():
+            total = 0
+            for p in [me, *me.children(recursive=True)]:
+                try:
+                    total += p.memory_info().rss
+                except psutil.Error:
+                    pass
+            self.peak = max(self.peak, total)
+            self._stop.wait(0.05)
+
+    def __enter__(self) -> PeakRSS:
+        self._t.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._t.join()
+
+
+def build(raw_dir: str, out_dir: str, filters: bool, blocksize: str):
+    from curator import Pipeline
+    from curator_text import (
+        BoilerPlateStringFilter,
+        JsonlReader,
+        JsonlWriter,
+        NonAlphaNumericFilter,
+        RepeatingTopNGramsFilter,
+        ScoreFilter,
+        UrlsFilter,
+        WordCountFilter,
+    )
+
+    stages = [JsonlReader(file_paths=raw_dir, blocksize=blocksize)]
+    if filters:
+        stages += [ScoreFilter(WordCountFilter(min_words=50, max_words=100000)),
+                   ScoreFilter(NonAlphaNumericFilter()), ScoreFilter(UrlsFilter()),
+                   ScoreFilter(RepeatingTopNGramsFilter(n=2, max_repeating_ngram_ratio=0.2)),
+                   ScoreFilter(BoilerPlateStringFilter())]
+    stages.append(JsonlWriter(path=out_dir))
+    return Pipeline("text-bench" if filters else "text-floor", stages=stages)
+
+
+def kept_digest(out_dir: str) -> tuple[int, str]:
+    ids = []
+    for path in sorted(glob.glob(os.path.join(out_dir, "*.jsonl"))):
+        with open(path) as fh:
+            ids += [json.loads(line)["id"] for line in fh]
+    return len(ids), hashlib.sha256("\n".join(sorted(ids)).encode()).hexdigest()[:16]
+
+
+def run_one(raw_dir: str, out_dir: str, filters: bool, args: argparse.Namespace,
+            docs: int, mb: float) -> dict:
+    shutil.rmtree(out_dir, ignore_errors=True)
+    pipe = build(raw_dir, out_dir, filters, args.blocksize)
+    with PeakRSS() as rss:
+        start = time.perf_counter()
+        config = {"queue_size": args.queue_size} if args.queue_size else {}
+        if args.num_workers:
+            config["num_workers"] = args.num_workers
+        pipe.run(args.executor, summary=False, **config)
+        wall = time.perf_counter() - start
+    kept, digest = kept_digest(out_dir)
+    return {"pipeline": pipe.name, "wall_s": round(wall, 2), "docs_per_s": round(docs / wall),
+            "mb_per_s": round(mb / wall, 1), "peak_rss_mb": round(rss.peak / 2**20),
+            "kept": kept, "kept_digest": digest}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--docs", type=int, default=100_000)
+    ap.add_argument("--files", type=int, default=40)
+    ap.add_argument("--executor", default="local")
+    ap.add_argument("--blocksize", default="4MB")
+    ap.add_argument("--repeat", type=int, default=1)
+    ap.add_argument("--num-workers", type=int, default=1,
+                    help="workers per stage (local executor; 0: planned from the cores)")
+    ap.add_argument("--queue-size", type=int, default=1,
+                    help="tasks buffered between stages (local executor; 0: its default)")
+    ap.add_argument("--workdir", default=os.path.join("benchmarks", "results", "text"))
+    args = ap.parse_args()
+    raw = os.path.join(args.workdir, f"raw_{args.docs}_{args.files}")
+    if not os.path.isdir(raw):
+        print(f"generating {args.docs} docs in {raw} …", flush=True)
+        generate(raw, args.docs, args.files)
+    mb = sum(os.path.getsize(p) for p in glob.glob(os.path.join(raw, "*.jsonl"))) / 1e6
+    print(f"corpus: {args.docs} docs, {mb:.0f} MB, {args.files} files; executor "
+          f"{args.executor}; {psutil.cpu_count()} cpus", flush=True)
+    floor = run_one(raw, os.path.join(args.workdir, "out_floor"), False, args, args.docs, mb)
+    print(json.dumps(floor), flush=True)
+    runs = []
+    for _ in range(args.repeat):
+        runs.append(run_one(raw, os.path.join(args.workdir, "out_filters"), True, args,
+                            args.docs, mb))
+        print(json.dumps(runs[-1]), flush=True)
+    best = max(runs, key=lambda r: r["docs_per_s"])
+    ratio = best["docs_per_s"] / floor["docs_per_s"]
+    print(f"\nfilters: {best['docs_per_s']:,} docs/s, {best['mb_per_s']} MB/s, peak "
+          f"{best['peak_rss_mb']} MB; floor: {floor['docs_per_s']:,} docs/s, peak "
+          f"{floor['peak_rss_mb']} MB; ratio filters/floor {ratio:.2f}")
+    if len(runs) > 1:
+        same = len({r["kept_digest"] for r in runs}) == 1
+        print(f"kept set identical across {len(runs)} runs: {same}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

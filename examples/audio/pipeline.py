@@ -1,0 +1,53 @@
+"""A speech-data curation pipeline: manifest → decode → measure → transcribe → WER → filter → write.
+
+    uv run python examples/audio/pipeline.py
+
+Generates its data and a tiny random-weight model first (so transcripts are gibberish; point
+``model_dir`` at a real wav2vec2 CTC model directory for real ones). The same pipeline as YAML
+is ``pipeline.yaml`` (``curator run examples/audio/pipeline.yaml``).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from curator import Pipeline  # noqa: E402
+from curator_audio import (  # noqa: E402
+    ASRStage,
+    AudioDecodeStage,
+    AudioRMSStage,
+    AudioSegmentationStage,
+    AudioSilenceFractionStage,
+    AudioSNRStage,
+    GetAudioDurationStage,
+    GetPairwiseWerStage,
+    ManifestReader,
+    ManifestWriterStage,
+    PreserveByValueStage,
+)
+from make_data import DATA, MANIFEST, MODEL, make_data  # noqa: E402
+
+
+def build() -> Pipeline:
+    return Pipeline("audio-example", stages=[
+        ManifestReader(file_paths=MANIFEST, records_per_task=2),
+        AudioDecodeStage(target_sample_rate=16000),
+        GetAudioDurationStage(),
+        AudioRMSStage(), AudioSilenceFractionStage(), AudioSNRStage(),
+        PreserveByValueStage(input_value_key="silence_fraction", target_value=0.9, operator="lt"),
+        AudioSegmentationStage(min_duration=0.5, max_duration=4.0, keep_text=True),
+        ASRStage(model_dir=MODEL),
+        GetPairwiseWerStage(cer_key="cer"),
+        PreserveByValueStage(input_value_key="duration", target_value=0.5, operator="ge"),
+        ManifestWriterStage(path=os.path.join(DATA, "output")),
+    ])
+
+
+if __name__ == "__main__":
+    make_data()
+    result = build().run(rejected_dir=os.path.join(DATA, "rejected"))
+    print(f"wrote {sum(t.metadata.get('num_records', 0) for t in result)} records to "
+          f"{os.path.join(DATA, 'output')}; rejected: {result.rejected.counts}")

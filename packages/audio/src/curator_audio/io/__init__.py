@@ -1,0 +1,1 @@
+"""Manifest readers and writers."""

@@ -1,0 +1,145 @@
+"""JSONL manifest reading and writing (NeMo convention: one JSON object per line)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from curator import FileGroupTask, ProcessingStage, Task, stable_id
+from curator.io import atomic_write, expand_paths, get_fs, join_path
+from curator.stages.base import StageIO
+
+from curator_audio.stages.base import public_record
+from curator_audio.tasks import AudioBatch
+
+__all__ = ["ManifestReader", "ManifestWriterStage"]
+
+
+def _resolve(audio_path: str, manifest_path: str) -> str:
+    if "://" in audio_path or audio_path.startswith("/"):
+        return audio_path
+    base = manifest_path.rsplit("/", 1)[0] if "/" in manifest_path else "."
+    return join_path(base, audio_path)
+
+
+@dataclass
+class ManifestReader(ProcessingStage[Task, AudioBatch]):
+    """Reads JSONL manifests into :class:`AudioBatch` tasks (a source stage).
+
+    Each manifest is cut into tasks of ``records_per_task`` valid records; task ids derive from the
+    manifest path and the chunk number, so they are the same on every run. A line that is not a
+    JSON object, or lacks ``filepath_key``, goes to the rejected sink with its file and line.
+
+    Args:
+        file_paths: manifest file(s), directory or glob (any fsspec path).
+        records_per_task: records per task.
+        filepath_key: the audio path field (NeMo: ``audio_filepath``).
+        resolve_relative_paths: make relative audio paths relative to the manifest's folder.
+    """
+
+    file_paths: str | list[str] = ""
+    records_per_task: int = 1000
+    filepath_key: str = "audio_filepath"
+    resolve_relative_paths: bool = True
+    name: str = "ManifestReader"
+    modality: ClassVar[str] = "audio"
+    kind: ClassVar[str] = "reader"
+
+    def __post_init__(self) -> None:
+        if not self.file_paths:
+            raise ValueError(f"{self.name}: file_paths is required (a manifest path, directory "
+                             f"or glob)")
+        if not isinstance(self.records_per_task, int) or self.records_per_task < 1:
+            raise ValueError(f"{self.name}: records_per_task must be an int >= 1, "
+                             f"got {self.records_per_task!r}")
+
+    @property
+    def is_source(self) -> bool:
+        return True
+
+    def outputs(self) -> StageIO:
+        return ["data"], ["*"]
+
+    def process(self, task: Task) -> list[AudioBatch]:
+        out: list[AudioBatch] = []
+        for path in expand_paths(self.file_paths, extensions=[".json", ".jsonl"]):
+            out.extend(self._read(path))
+        return out
+
+    def _read(self, path: str) -> list[AudioBatch]:
+        fs, p = get_fs(path)
+        chunks: list[list[dict[str, Any]]] = [[]]
+        with fs.open(p, "rt", encoding="utf-8", errors="replace") as fh:
+            for lineno, line in enumerate(fh, 1):
+                if not line.strip():
+                    continue
+                if len(chunks[-1]) >= self.records_per_task:
+                    chunks.append([])
+                record = self._parse(line, path, lineno)
+                if record is not None:
+                    chunks[-1].append(record)
+        return [AudioBatch(task_id=f"manifest_{stable_id(path)}_{i}", dataset_name=path,
+                           data=recs, metadata={"source_files": [path]},
+                           filepath_key=self.filepath_key)
+                for i, recs in enumerate(chunks) if recs]
+
+    def _parse(self, line: str, path: str, lineno: int) -> dict[str, Any] | None:
+        where = f"{path}:{lineno}"
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            self.reject(None, "malformed_manifest_line", record={"line": line[:1000],
+                        "lineno": lineno}, error=exc, source=where)
+            return None
+        if not isinstance(record, dict) or self.filepath_key not in record:
+            self.reject(None, "missing_audio_filepath", record={"line": line[:1000],
+                        "lineno": lineno}, error=f"no {self.filepath_key!r} field", source=where)
+            return None
+        if self.resolve_relative_paths:
+            record[self.filepath_key] = _resolve(str(record[self.filepath_key]), path)
+        return record
+
+
+@dataclass
+class ManifestWriterStage(ProcessingStage[AudioBatch, FileGroupTask]):
+    """Writes each :class:`AudioBatch` to ``{path}/{task_id}.jsonl`` atomically.
+
+    Decoded waveforms are left out; every other field is written. A re-run overwrites the same
+    files. Returns a :class:`curator.FileGroupTask` listing the file written.
+
+    Args:
+        path: output directory (any fsspec path).
+        drop_fields: extra fields to leave out of the manifest.
+    """
+
+    path: str = ""
+    drop_fields: list[str] = field(default_factory=list)
+    name: str = "ManifestWriterStage"
+    modality: ClassVar[str] = "audio"
+    kind: ClassVar[str] = "writer"
+
+    def __post_init__(self) -> None:
+        if not self.path:
+            raise ValueError(f"{self.name}: path (output directory) is required")
+
+    def inputs(self) -> StageIO:
+        return ["data"], []
+
+    def process(self, task: AudioBatch) -> FileGroupTask:
+        target = join_path(self.path, f"{task.task_id}.jsonl")
+        drop = set(self.drop_fields)
+        with atomic_write(target, "wt", encoding="utf-8") as fh:
+            for record in task.data:
+                rec = {k: v for k, v in public_record(record).items() if k not in drop}
+                fh.write(json.dumps(rec, ensure_ascii=False, default=_json_default) + "\n")
+        return FileGroupTask(task_id=task.task_id, dataset_name=task.dataset_name, data=[target],
+                             metadata={**task.metadata, "num_records": len(task.data)})
+
+
+def _json_default(obj: Any) -> Any:
+    if hasattr(obj, "item"):
+        return obj.item()
+    if hasattr(obj, "tolist"):
+        return obj.tolist()
+    return str(obj)

@@ -1,0 +1,99 @@
+"""ASRStage: transcribe audio records with a pluggable ASR model."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from curator.stages.base import StageIO
+
+from curator_audio.asr.base import ASRModel, get_asr_model
+from curator_audio.decode import record_waveform
+from curator_audio.stages.base import AudioRecordStage, public_record
+from curator_audio.tasks import AudioBatch
+
+__all__ = ["ASRStage"]
+
+
+@dataclass
+class ASRStage(AudioRecordStage):
+    """Transcribes each record into ``pred_text_key``.
+
+    The model is an :class:`curator_audio.asr.ASRModel` chosen by ``model_type`` (built in:
+    ``wav2vec2``, a torchaudio wav2vec2 CTC model from ``config.json`` + ``model.pt`` +
+    ``labels.json`` in ``model_dir``, greedy CTC decoding); plugins register more. Audio is decoded
+    (or taken from ``waveform``), resampled to the model's rate, sorted by length and run in
+    padded batches of ``inference_batch_size`` with their lengths. Runs on CUDA when the stage's
+    resources ask for a GPU and one is present, else on CPU. Undecodable audio is rejected.
+
+    Args:
+        model_dir: directory (any fsspec path) holding the model files.
+        model_type: registered ASR model name.
+        pred_text_key: output field for the transcript.
+        inference_batch_size: waveforms per forward pass.
+    """
+
+    model_dir: str = ""
+    model_type: str = "wav2vec2"
+    pred_text_key: str = "pred_text"
+    inference_batch_size: int = 16
+    filepath_key: str = "audio_filepath"
+    name: str = "ASRStage"
+    kind: ClassVar[str] = "classifier"
+    reject_reason = "undecodable_audio"
+
+    def __post_init__(self) -> None:
+        if not self.model_dir:
+            raise ValueError(f"{self.name}: model_dir is required (a directory with the model)")
+        if "://" not in self.model_dir:
+            import os
+
+            if not os.path.isdir(self.model_dir):
+                raise ValueError(f"{self.name}: model_dir {self.model_dir!r} is not a directory; "
+                                 f"build a test model with curator_audio.testing."
+                                 f"make_tiny_wav2vec2_model(path)")
+        get_asr_model(self.model_type)  # unknown type: a clear error now, not on the workers
+        if not isinstance(self.inference_batch_size, int) or self.inference_batch_size < 1:
+            raise ValueError(f"{self.name}: inference_batch_size must be an int >= 1")
+
+    def outputs(self) -> StageIO:
+        return ["data"], [self.pred_text_key]
+
+    @property
+    def device(self) -> str:
+        """``"cuda"`` when the stage asks for a GPU and torch sees one, else ``"cpu"``."""
+        if self.resources.requires_gpu:
+            import torch
+
+            if torch.cuda.is_available():
+                return "cuda"
+        return "cpu"
+
+    def setup(self, worker_metadata: dict[str, Any] | None = None) -> None:
+        self._model: ASRModel = get_asr_model(self.model_type).load(self.model_dir, self.device)
+
+    def process(self, task: AudioBatch) -> AudioBatch:
+        if getattr(self, "_model", None) is None:
+            self.setup()
+        model = self._model
+        waves: dict[int, Any] = {}
+        for i, record in enumerate(task.data):
+            try:
+                waves[i] = record_waveform(record, self.filepath_key, model.sample_rate)[0]
+            except Exception as exc:
+                self.reject(task, self.reject_reason, record=public_record(record), error=exc,
+                            source=str(record.get(self.filepath_key, "")))
+        order = sorted(waves, key=lambda i: len(waves[i]))
+        texts: dict[int, str] = {}
+        for b in range(0, len(order), self.inference_batch_size):
+            idx = order[b:b + self.inference_batch_size]
+            texts.update(zip(idx, model.transcribe([waves[i] for i in idx]), strict=True))
+        return task.derive([{**task.data[i], self.pred_text_key: texts[i]} for i in sorted(texts)])
+
+    def teardown(self) -> None:
+        self._model = None  # type: ignore[assignment]
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state.pop("_model", None)  # models are loaded by setup(), never shipped
+        return state

@@ -1,0 +1,42 @@
+"""AudioBatch: a batch of audio records following the NeMo manifest convention."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from curator import Task
+
+__all__ = ["AudioBatch", "AUDIO_FILEPATH", "DURATION", "TEXT", "WAVEFORM", "SAMPLE_RATE"]
+
+AUDIO_FILEPATH = "audio_filepath"
+DURATION = "duration"
+TEXT = "text"
+WAVEFORM = "waveform"          # a decoded mono float32 numpy array (never written to manifests)
+SAMPLE_RATE = "sample_rate"
+
+
+@dataclass
+class AudioBatch(Task[list[dict[str, Any]]]):
+    """A list of manifest records: dicts with ``audio_filepath``, ``duration``, ``text`` and any
+    other fields, which stages pass through untouched.
+
+    Decoded audio, when a stage adds it, lives in ``record["waveform"]`` (mono float32 NumPy array)
+    with ``record["sample_rate"]``; manifest writers leave the waveform out.
+    """
+
+    filepath_key: str = AUDIO_FILEPATH
+
+    @property
+    def num_items(self) -> int:
+        return len(self.data)
+
+    def validate(self) -> bool:
+        """Every record is a dict holding the file path key."""
+        return all(isinstance(r, dict) and self.filepath_key in r for r in self.data)
+
+    def derive(self, data: Any, *, suffix: str | int | None = None, cls: type[Task] | None = None,
+               **kwargs: Any) -> Task:
+        if (cls is None or issubclass(cls, AudioBatch)) and "filepath_key" not in kwargs:
+            kwargs["filepath_key"] = self.filepath_key
+        return super().derive(data, suffix=suffix, cls=cls, **kwargs)

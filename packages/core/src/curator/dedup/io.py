@@ -1,0 +1,118 @@
+"""Table input/output shared by the deduplication workflows (Parquet and JSONL, atomic writes)."""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Callable, Sequence
+
+import fsspec
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from curator.io import atomic_write, expand_paths, get_fs
+
+__all__ = ["INPUT_EXTENSIONS", "list_inputs", "read_table", "write_table", "write_parquet",
+           "exists", "file_format"]
+
+INPUT_EXTENSIONS = (".parquet", ".jsonl", ".json", ".jsonl.gz")
+
+
+def file_format(path: str) -> str:
+    """``"parquet"`` or ``"jsonl"`` from the file name."""
+    return "parquet" if path.endswith(".parquet") else "jsonl"
+
+
+def list_inputs(input_path: str | Sequence[str], filetype: str | None = None) -> list[str]:
+    """The input files (sorted) under ``input_path`` (a directory, glob or list)."""
+    exts = INPUT_EXTENSIONS if filetype is None else (
+        (".parquet",) if filetype == "parquet" else (".jsonl", ".json", ".jsonl.gz"))
+    items = [input_path] if isinstance(input_path, str) else list(input_path)
+    out: list[str] = []
+    for item in items:
+        if any(ch in item for ch in "*?["):  # curator.io.get_fs expands a glob to its first match
+            fs, p = fsspec.core.url_to_fs(item)
+            protocol = item.split("://", 1)[0] + "://" if "://" in item else ""
+            found = sorted(f for f in fs.glob(p) if fs.isfile(f) and f.endswith(exts))
+            if not found:
+                raise FileNotFoundError(f"no input files match {item!r} (extensions: {exts})")
+            out.extend(protocol + f if protocol and not f.startswith(protocol) else f
+                       for f in found)
+        else:
+            out.extend(expand_paths(item, exts))
+    return sorted(dict.fromkeys(out))
+
+
+def exists(path: str) -> bool:
+    fs, p = get_fs(path)
+    return fs.exists(p)
+
+
+def _read_jsonl(path: str, columns: Sequence[str] | None,
+                on_bad: Callable[[str, int, str], None] | None) -> pa.Table:
+    fs, p = get_fs(path)
+    with fs.open(p, "rb", compression="infer") as fh:
+        data = fh.read()
+    try:
+        import pyarrow.json as pj
+
+        table = pj.read_json(io.BytesIO(data))
+    except (pa.ArrowInvalid, pa.ArrowTypeError):  # a malformed line: parse line by line
+        rows = []
+        for n, line in enumerate(data.decode("utf-8", errors="replace").splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+                if not isinstance(row, dict):
+                    raise ValueError("a JSON line must hold an object")
+                rows.append(row)
+            except ValueError as e:
+                if on_bad is not None:
+                    on_bad(line[:1000], n, f"{type(e).__name__}: {e}")
+        table = pa.Table.from_pylist(rows)
+    if columns is not None:
+        missing = [c for c in columns if c not in table.column_names]
+        if missing and table.num_rows:
+            raise KeyError(f"{path}: missing column(s) {missing}; it has {table.column_names}")
+        if missing:
+            return pa.table({c: pa.array([], pa.string()) for c in columns})
+        table = table.select(list(columns))
+    return table
+
+
+def read_table(path: str, columns: Sequence[str] | None = None,
+               on_bad: Callable[[str, int, str], None] | None = None) -> pa.Table:
+    """Read a Parquet or JSONL file (optionally only ``columns``).
+
+    Malformed JSON lines are skipped and reported through ``on_bad(line, line_number, error)``.
+    Raises ``KeyError`` naming the file when a requested column is missing.
+    """
+    if file_format(path) == "parquet":
+        fs, p = get_fs(path)
+        with fs.open(p, "rb") as fh:
+            schema = pq.read_schema(fh)
+            missing = [c for c in (columns or []) if c not in schema.names]
+            if missing:
+                raise KeyError(f"{path}: missing column(s) {missing}; it has {schema.names}")
+            fh.seek(0)
+            return pq.read_table(fh, columns=list(columns) if columns is not None else None)
+    return _read_jsonl(path, columns, on_bad)
+
+
+def write_parquet(table: pa.Table, path: str) -> None:
+    """Write ``table`` to ``path`` as Parquet, atomically."""
+    with atomic_write(path, "wb") as fh:
+        pq.write_table(table, fh)
+
+
+def write_table(table: pa.Table, path: str) -> None:
+    """Write ``table`` atomically as Parquet or JSONL (chosen by ``path``'s extension)."""
+    if file_format(path) == "parquet":
+        write_parquet(table, path)
+        return
+    with atomic_write(path, "wb", compression="infer") as fh:
+        for batch in table.to_batches(max_chunksize=10_000):
+            lines = [json.dumps(r, ensure_ascii=False, default=str) for r in batch.to_pylist()]
+            if lines:
+                fh.write(("\n".join(lines) + "\n").encode("utf-8"))

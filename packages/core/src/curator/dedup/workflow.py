@@ -1,0 +1,200 @@
+"""The base of the deduplication workflows: phases run as pipelines on any executor.
+
+A workflow is a sequence of phases; each phase is a one-stage :class:`~curator.Pipeline` run over
+tasks (input files or shuffle partitions) on the workflow's executor (local threads, Ray …).
+Every stage writes its output files atomically under ``cache_path`` and skips the work when its
+output already exists, so a re-run after a crash resumes where the first run stopped.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from curator.dedup.io import exists, list_inputs, read_table, write_parquet, write_table
+from curator.executors.base import BaseExecutor
+from curator.io import expand_paths, join_path
+from curator.pipeline import Pipeline
+from curator.stages.base import ProcessingStage
+from curator.tasks import FileGroupTask, Task, stable_id
+
+__all__ = ["DeduplicationWorkflow", "DeduplicationResult", "RemoveDuplicatesStage",
+           "output_names", "read_id_table"]
+
+
+@dataclass
+class DeduplicationResult:
+    """What a workflow run produced: where the duplicate ids (and deduplicated data) are."""
+
+    duplicates_path: str
+    output_path: str | None
+    num_duplicates: int
+    num_removed: int | None = None
+    rejected: dict[str, int] = field(default_factory=dict)
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+def output_names(files: Sequence[str]) -> list[str]:
+    """Deterministic output file names for ``files`` (their base names; prefixed on clashes)."""
+    names = [os.path.basename(f) for f in files]
+    if len(set(names)) == len(names):
+        return names
+    return [f"{i:05d}_{n}" for i, n in enumerate(names)]
+
+
+def read_id_table(path: str) -> pa.Table:
+    """All duplicate-id files under ``path`` as one table (empty table when there are none)."""
+    try:
+        files = expand_paths(path, [".parquet"])
+    except FileNotFoundError:
+        return pa.table({"id": pa.array([], pa.string())})
+    tables = [pq.read_table(f) for f in files]
+    return pa.concat_tables(tables, promote_options="default") if tables else pa.table({})
+
+
+class RemoveDuplicatesStage(ProcessingStage[FileGroupTask, FileGroupTask]):
+    """Drop the rows whose id is listed in the duplicate-id files, and write what remains.
+
+    Works with any partitioning of the input: rows are matched by their ``id_field`` value.
+
+    Parameters:
+        duplicates_path: directory of Parquet files with an ``id`` column (ids to remove).
+        output_dir: where the deduplicated files go (same names and format as the input).
+        id_field: the input's id column.
+    """
+
+    name = "RemoveDuplicates"
+
+    def __init__(self, duplicates_path: str, output_dir: str, id_field: str) -> None:
+        self.duplicates_path = duplicates_path
+        self.output_dir = output_dir
+        self.id_field = id_field
+        self._ids: pa.Array | None = None
+
+    def setup(self, worker_metadata: dict[str, Any] | None = None) -> None:
+        self._ids = read_id_table(self.duplicates_path).column("id").combine_chunks()
+
+    def process(self, task: FileGroupTask) -> FileGroupTask:
+        src, out = task.data[0], join_path(self.output_dir, task.metadata["output_name"])
+        table = read_table(src, on_bad=lambda line, n, err: self.reject(
+            task, "malformed JSON line", record={"line": line, "line_number": n}, error=err))
+        if self._ids is None:
+            self.setup()
+        ids = table.column(self.id_field)
+        keep = pc.invert(pc.is_in(ids.cast(self._ids.type) if ids.type != self._ids.type
+                                  else ids, value_set=self._ids))
+        kept = table.filter(keep)
+        write_table(kept, out)
+        task.metadata["removed"] = table.num_rows - kept.num_rows
+        return task.derive([out])
+
+
+class DeduplicationWorkflow:
+    """Bookkeeping shared by the exact, fuzzy and semantic workflows.
+
+    Parameters:
+        input_path: a directory, glob or list of Parquet/JSONL files.
+        output_path: where ``duplicates/`` (ids to remove) and ``deduplicated/`` go.
+        cache_path: intermediate files (default: ``output_path/cache``); a re-run reuses them.
+        id_field: the column that identifies a record (duplicate ids are its values).
+        perform_removal: also write the input without the duplicates.
+        input_filetype: ``"parquet"`` or ``"jsonl"`` (default: by extension).
+        executor: any executor (default: :class:`~curator.LocalExecutor`).
+    """
+
+    name = "deduplication"
+
+    def __init__(self, input_path: str | Sequence[str], output_path: str, *,
+                 cache_path: str | None = None, id_field: str = "id",
+                 perform_removal: bool = False, input_filetype: str | None = None,
+                 executor: BaseExecutor | str | None = None) -> None:
+        cls = type(self).__name__
+        if not output_path:
+            raise ValueError(f"{cls}: output_path is required")
+        if input_filetype not in (None, "parquet", "jsonl"):
+            raise ValueError(f"{cls}: input_filetype must be 'parquet', 'jsonl' or None, got "
+                             f"{input_filetype!r}")
+        if not id_field:
+            raise ValueError(f"{cls}: id_field is required (duplicates are reported by id)")
+        self.input_path = input_path
+        self.output_path = output_path
+        self.cache_path = cache_path or join_path(output_path, "cache")
+        self.id_field = id_field
+        self.perform_removal = perform_removal
+        self.input_filetype = input_filetype
+        self.executor = executor
+        self._rejected: dict[str, int] = {}
+        self._timings: dict[str, float] = {}
+
+    # -- helpers --------------------------------------------------------------------------------
+    @property
+    def duplicates_path(self) -> str:
+        return join_path(self.output_path, "duplicates")
+
+    def input_files(self) -> list[str]:
+        return list_inputs(self.input_path, self.input_filetype)
+
+    def file_tasks(self, files: Sequence[str]) -> list[FileGroupTask]:
+        names = output_names(files)
+        return [FileGroupTask(task_id=stable_id(self.name, f), dataset_name=self.name, data=[f],
+                              metadata={"file_index": i, "output_name": names[i]})
+                for i, f in enumerate(files)]
+
+    def partition_tasks(self, n: int) -> list[Task]:
+        return [Task(task_id=f"partition_{p:05d}", dataset_name=self.name, data=p,
+                     metadata={"partition_index": p}) for p in range(n)]
+
+    def run_stage(self, stage: ProcessingStage, tasks: list[Task]) -> list[Task]:
+        """Run one phase (a one-stage pipeline) on the executor; collect rejected counts."""
+        start = time.perf_counter()
+        if not tasks:
+            return []
+        result = Pipeline(f"{self.name}:{stage.name}", stages=[stage]).run(
+            self.executor, initial_tasks=tasks, summary=False)
+        for reason, count in result.rejected.counts.items():
+            self._rejected[reason] = self._rejected.get(reason, 0) + count
+        self._timings[stage.name] = self._timings.get(stage.name, 0.0) + (
+            time.perf_counter() - start)
+        failed = [r for r in result.rejected.records if r.kind == "task"]
+        if failed:
+            raise RuntimeError(f"{self.name}: stage {stage.name} failed on {len(failed)} task(s); "
+                               f"first error: {failed[0].error}")
+        return list(result)
+
+    def write_duplicates(self, table: pa.Table, name: str) -> None:
+        write_parquet(table, join_path(self.duplicates_path, name))
+
+    def remove(self, files: Sequence[str]) -> int:
+        """Write the input without the duplicate ids to ``output_path/deduplicated``."""
+        stage = RemoveDuplicatesStage(self.duplicates_path,
+                                      join_path(self.output_path, "deduplicated"), self.id_field)
+        out = self.run_stage(stage, self.file_tasks(files))
+        return sum(int(t.metadata.get("removed", 0)) for t in out)
+
+    def identify(self, files: list[str]) -> int:
+        """Write the duplicate ids under :attr:`duplicates_path`; return how many."""
+        raise NotImplementedError
+
+    def run(self) -> DeduplicationResult:
+        """Identify the duplicates (and remove them when ``perform_removal``)."""
+        self._rejected, self._timings = {}, {}
+        files = self.input_files()
+        num = self.identify(files)
+        removed = self.remove(files) if self.perform_removal else None
+        return DeduplicationResult(
+            duplicates_path=self.duplicates_path,
+            output_path=join_path(self.output_path, "deduplicated") if self.perform_removal
+            else None, num_duplicates=num, num_removed=removed, rejected=dict(self._rejected),
+            timings=dict(self._timings))
+
+
+def done(path: str) -> bool:
+    """Whether an atomically written output already exists (a finished unit of work)."""
+    return exists(path)

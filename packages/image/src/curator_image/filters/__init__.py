@@ -1,0 +1,3 @@
+"""Image filters: aesthetic and NSFW scores over CLIP embeddings."""
+
+__all__: list[str] = []

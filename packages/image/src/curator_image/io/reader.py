@@ -1,0 +1,194 @@
+"""ImageReaderStage: WebDataset tar shards -> ImageBatch tasks."""
+
+from __future__ import annotations
+
+import io
+import json
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from curator import CompositeStage, EmptyTask, FileGroupTask, ProcessingStage, Resources, stable_id
+from curator.errors import ConfigError
+
+from curator_image.io.decode import (
+    DEFAULT_MAX_PIXELS,
+    IMAGE_EXTENSIONS,
+    ImageTooLarge,
+    decode_image,
+)
+from curator_image.tasks import ImageBatch, ImageObject
+
+__all__ = ["ImageReaderStage", "WebDatasetShardPartitionStage", "WebDatasetReaderStage"]
+
+
+@dataclass
+class WebDatasetShardPartitionStage(ProcessingStage[EmptyTask, FileGroupTask]):
+    """Lists WebDataset ``.tar`` shards (local or fsspec URLs) into one task per
+    ``files_per_partition`` shards, in sorted order, with ids derived from the shard paths."""
+
+    file_paths: str | list[str] = ""
+    files_per_partition: int = 1
+    name: str = "WebDatasetShardPartitionStage"
+    resources: Resources = field(default_factory=lambda: Resources(cpus=0.5))
+    modality = "image"
+
+    def __post_init__(self) -> None:
+        if not self.file_paths:
+            raise ConfigError(f"{self.name}: file_paths is required (a directory, glob or list "
+                              f"of .tar shards)")
+        if self.files_per_partition < 1:
+            raise ConfigError(f"{self.name}: files_per_partition must be >= 1")
+
+    @property
+    def is_source(self) -> bool:
+        return True
+
+    def outputs(self):
+        return ["data"], []
+
+    def process(self, task: EmptyTask) -> list[FileGroupTask]:
+        from curator.io import expand_paths
+
+        paths = expand_paths(self.file_paths, extensions=[".tar"])
+        n = self.files_per_partition
+        groups = [paths[i:i + n] for i in range(0, len(paths), n)]
+        return [FileGroupTask(task_id=f"{_stem(g[0])}_{stable_id(*g, length=8)}",
+                              dataset_name=_stem(g[0]), data=g) for g in groups]
+
+
+def _stem(path: str) -> str:
+    return path.rstrip("/").rsplit("/", 1)[-1].removesuffix(".tar")
+
+
+@dataclass
+class WebDatasetReaderStage(ProcessingStage[FileGroupTask, ImageBatch]):
+    """Reads the shards of a FileGroupTask into ImageBatch tasks of ``task_batch_size`` images.
+
+    Images decode on ``num_threads`` threads; corrupt, truncated, unsafe-path and oversized
+    members go to the rejected sink with their key and error, and the rest of the shard is read.
+    """
+
+    task_batch_size: int = 100
+    num_threads: int = 8
+    resize: int | tuple[int, int] | list[int] | None = None
+    max_image_pixels: int = DEFAULT_MAX_PIXELS
+    keep_raw: bool = True
+    name: str = "WebDatasetReaderStage"
+    modality = "image"
+    kind = "reader"
+
+    def __post_init__(self) -> None:
+        for param in ("task_batch_size", "num_threads", "max_image_pixels"):
+            value = getattr(self, param)
+            if not isinstance(value, int) or value < 1:
+                raise ConfigError(f"{self.name}: {param} must be an int >= 1, got {value!r}")
+        if isinstance(self.resize, int):
+            self.resize = (self.resize, self.resize)
+        elif self.resize is not None:
+            if len(self.resize) != 2 or min(self.resize) < 1:
+                raise ConfigError(f"{self.name}: resize must be an int or (width, height)")
+            self.resize = (int(self.resize[0]), int(self.resize[1]))
+
+    def inputs(self):
+        return ["data"], []
+
+    def outputs(self):
+        return ["data"], ["image_id", "image_path", "image_data", "caption", "metadata"]
+
+    def process(self, task: FileGroupTask) -> list[ImageBatch]:
+        from curator_image.io.tar_iter import TarProblem, iter_tar_samples
+
+        samples: list[tuple[str, Any]] = []
+        for path in task.data:
+            for item in iter_tar_samples(path):
+                if isinstance(item, TarProblem):
+                    self.reject(task, item.reason, record={"key": item.key, "path": path},
+                                error=item.error, source=path)
+                else:
+                    samples.append((path, item))
+        with ThreadPoolExecutor(max(1, min(self.num_threads, len(samples) or 1))) as pool:
+            decoded = list(pool.map(lambda s: self._decode(task, *s), samples))
+        images = [img for img in decoded if img is not None]
+        size = self.task_batch_size
+        return [task.derive(images[i:i + size], suffix=i // size, cls=ImageBatch)
+                for i in range(0, len(images), size)]
+
+    def _decode(self, task: FileGroupTask, path: str, sample: Any) -> ImageObject | None:
+        ext = next((e for e in IMAGE_EXTENSIONS if e in sample.files), None)
+        rec = {"key": sample.key, "path": path}
+        if ext is None:
+            self.reject(task, "no_image", record=rec, source=path,
+                        error=f"sample has no image member (found {sorted(sample.files)})")
+            return None
+        raw = sample.files[ext]
+        try:
+            array = decode_image(raw, max_pixels=self.max_image_pixels, resize=self.resize)
+        except Exception as exn:  # noqa: BLE001 - any decoder error is a bad record
+            big = isinstance(exn, ImageTooLarge) or "DecompressionBomb" in type(exn).__name__
+            reason = "oversized_image" if big else "corrupt_image"
+            self.reject(task, reason, record=rec, error=exn, source=path)
+            return None
+        meta: dict[str, Any] = {}
+        if "json" in sample.files:
+            try:
+                meta = json.loads(sample.files["json"])
+            except ValueError:
+                meta = {"_raw_json": sample.files["json"].decode("utf-8", "replace")}
+        caption = sample.files["txt"].decode("utf-8", "replace") if "txt" in sample.files else None
+        embedding = None
+        if "npy" in sample.files:
+            try:
+                embedding = np.load(io.BytesIO(sample.files["npy"]), allow_pickle=False)
+            except Exception as exn:  # noqa: BLE001 - a bad member is a bad record
+                self.reject(task, "corrupt_embedding", record=rec, error=exn, source=path)
+                return None
+        image_id = meta.get("image_id") if isinstance(meta.get("image_id"), str) else sample.key
+        return ImageObject(image_id=image_id, image_path=path, image_data=array,
+                           caption=caption, metadata=meta, embedding=embedding,
+                           aesthetic_score=meta.get("aesthetic_score"),
+                           nsfw_score=meta.get("nsfw_score"),
+                           raw=raw if self.keep_raw else None, image_ext=ext)
+
+
+@dataclass
+class ImageReaderStage(CompositeStage[EmptyTask, ImageBatch]):
+    """Reads images from WebDataset ``.tar`` shards (local paths or fsspec URLs).
+
+    Parameters:
+        file_paths: a directory, glob or list of ``.tar`` shards; ``None`` reads the
+            FileGroupTasks an upstream stage produces.
+        task_batch_size: images per output ImageBatch.
+        num_threads: decoding threads per worker.
+        num_gpus_per_worker: accepted for NeMo Curator compatibility (decoding runs on CPU).
+        resize: optional ``(width, height)`` or square size to resize every image to.
+        max_image_pixels: images with more pixels are rejected (decompression bombs).
+        files_per_partition: shards per source task.
+    """
+
+    file_paths: str | list[str] | None = None
+    task_batch_size: int = 100
+    num_threads: int = 8
+    num_gpus_per_worker: float = 0.0
+    resize: int | tuple[int, int] | list[int] | None = None
+    max_image_pixels: int = DEFAULT_MAX_PIXELS
+    files_per_partition: int = 1
+    name: str = "ImageReaderStage"
+    modality = "image"
+    kind = "reader"
+
+    def __post_init__(self) -> None:
+        self.decompose()  # validates parameters before any data is read
+
+    def decompose(self) -> list[ProcessingStage]:
+        reader = WebDatasetReaderStage(task_batch_size=self.task_batch_size,
+                                       num_threads=self.num_threads, resize=self.resize,
+                                       max_image_pixels=self.max_image_pixels,
+                                       name=f"{self.name}.read")
+        if self.file_paths is None:
+            return [reader]
+        return [WebDatasetShardPartitionStage(file_paths=self.file_paths,
+                                              files_per_partition=self.files_per_partition,
+                                              name=f"{self.name}.partition"), reader]
+

@@ -1,0 +1,138 @@
+"""ImageWriterStage: ImageBatch -> WebDataset tar shard + Parquet metadata, atomically."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from curator import FileGroupTask, ProcessingStage
+from curator.errors import ConfigError
+
+from curator_image.io.paths import safe_member_name
+from curator_image.tasks import ImageBatch, ImageObject
+
+__all__ = ["ImageWriterStage", "content_hash"]
+
+
+def content_hash(img: ImageObject) -> str:
+    """A hex digest of the image's encoded bytes (or of its pixels when no bytes are kept)."""
+    if img.raw is not None:
+        return hashlib.blake2b(img.raw, digest_size=16).hexdigest()
+    data = img.image_data
+    if data is None:
+        return ""
+    return hashlib.blake2b(data.tobytes() + str(data.shape).encode(), digest_size=16).hexdigest()
+
+
+@dataclass
+class ImageWriterStage(ProcessingStage[ImageBatch, FileGroupTask]):
+    """Writes each ImageBatch as ``{task_id}.tar`` (WebDataset: image, ``.txt`` caption,
+    ``.json`` metadata and scores, optional ``.npy`` embedding) plus ``{task_id}.parquet``
+    (one row per image: id, key, source, caption, scores, content hash, embedding).
+
+    Both files are written atomically with names from the task id, so a re-run overwrites.
+    Member names are made relative and free of ``..``: nothing lands outside ``output_dir``.
+
+    Parameters:
+        output_dir: local directory or fsspec URL.
+        write_embeddings: store the embedding in the tar (``.npy``) and the Parquet file.
+        remove_image_data_after_write: drop pixels and bytes from the returned records.
+    """
+
+    output_dir: str = ""
+    write_embeddings: bool = True
+    remove_image_data_after_write: bool = True
+    name: str = "ImageWriterStage"
+    modality = "image"
+    kind = "writer"
+
+    def __post_init__(self) -> None:
+        if not self.output_dir:
+            raise ConfigError(f"{self.name}: output_dir is required")
+
+    def inputs(self):
+        return ["data"], []
+
+    def outputs(self):
+        return ["data"], []
+
+    def setup(self, worker_metadata: dict[str, Any] | None = None) -> None:
+        from curator_image.models import LOAD_LOCK
+
+        with LOAD_LOCK:  # webdataset imports torch: never race another thread's first import
+            import pyarrow.parquet  # noqa: F401
+            import webdataset  # noqa: F401
+
+    def process(self, task: ImageBatch) -> FileGroupTask:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+        import webdataset as wds
+        from curator.io import atomic_write, join_path
+
+        stem = safe_member_name(task.task_id)
+        tar_path = join_path(self.output_dir, f"{stem}.tar")
+        pq_path = join_path(self.output_dir, f"{stem}.parquet")
+        rows: list[dict[str, Any]] = []
+        with atomic_write(tar_path, "wb") as fh:
+            writer = wds.TarWriter(fh)
+            for img in task.data:
+                key = safe_member_name(img.image_id).replace(".", "_")
+                sample = self._sample(img, key)
+                if sample is None:
+                    self.reject(task, "nothing_to_write", record={"image_id": img.image_id})
+                    continue
+                writer.write(sample)
+                rows.append(self._row(img, key))
+            writer.close()
+        table = pa.Table.from_pylist(rows, schema=self._schema(pa))
+        with atomic_write(pq_path, "wb") as fh:
+            pq.write_table(table, fh)
+        if self.remove_image_data_after_write:
+            for img in task.data:
+                img.image_data = None
+                img.raw = None
+        return task.derive([tar_path, pq_path], cls=FileGroupTask)  # type: ignore[return-value]
+
+    def _sample(self, img: ImageObject, key: str) -> dict[str, Any] | None:
+        if img.raw is not None:
+            data, ext = img.raw, img.image_ext
+        elif img.image_data is not None:
+            from curator_image.testing import encode_image
+
+            data, ext = encode_image(img.image_data), "jpg"
+        else:
+            return None
+        meta = dict(img.metadata)
+        meta.update(image_id=img.image_id, aesthetic_score=img.aesthetic_score,
+                    nsfw_score=img.nsfw_score)
+        sample: dict[str, Any] = {"__key__": key, ext: data,
+                                  "json": json.dumps(meta, default=str).encode()}
+        if img.caption is not None:
+            sample["txt"] = img.caption.encode()
+        if self.write_embeddings and img.embedding is not None:
+            buf = io.BytesIO()
+            import numpy as np
+
+            np.save(buf, np.asarray(img.embedding, dtype=np.float32))
+            sample["npy"] = buf.getvalue()
+        return sample
+
+    def _row(self, img: ImageObject, key: str) -> dict[str, Any]:
+        emb = img.embedding
+        return {"image_id": img.image_id, "key": key, "source": img.image_path,
+                "caption": img.caption, "aesthetic_score": img.aesthetic_score,
+                "nsfw_score": img.nsfw_score, "content_hash": content_hash(img),
+                "metadata": json.dumps(img.metadata, default=str),
+                "embedding": (None if emb is None or not self.write_embeddings
+                              else [float(x) for x in emb])}
+
+    @staticmethod
+    def _schema(pa: Any) -> Any:
+        return pa.schema([("image_id", pa.string()), ("key", pa.string()),
+                          ("source", pa.string()), ("caption", pa.string()),
+                          ("aesthetic_score", pa.float64()), ("nsfw_score", pa.float64()),
+                          ("content_hash", pa.string()), ("metadata", pa.string()),
+                          ("embedding", pa.list_(pa.float32()))])

@@ -1,0 +1,3 @@
+"""Image processing stages: embedding, filters, dedup removal."""
+
+__all__: list[str] = []

@@ -1,0 +1,57 @@
+"""ImageBatch: the task of the image pipeline, a list of image records."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from curator import Task
+
+__all__ = ["ImageObject", "ImageBatch", "IMAGE_FIELDS"]
+
+IMAGE_FIELDS = ["image_id", "image_path", "image_data", "caption", "metadata", "embedding",
+                "aesthetic_score", "nsfw_score"]
+"""The record fields stages declare in ``inputs()`` / ``outputs()``."""
+
+
+@dataclass
+class ImageObject:
+    """One image record.
+
+    Attributes:
+        image_id: deterministic id (the WebDataset key within its shard).
+        image_path: where it came from (``shard.tar`` path; the member is ``image_id``).
+        image_data: decoded HxWx3 uint8 RGB array (``None`` once dropped to save memory).
+        caption: the sample's ``.txt`` text, if any.
+        metadata: the sample's ``.json`` fields and anything stages add.
+        embedding: L2-normalised CLIP embedding (float32), once embedded.
+        aesthetic_score, nsfw_score: filter scores, once computed.
+        raw: the encoded image bytes (kept for writing and content hashing).
+        image_ext: the encoded format's extension (``jpg``, ``png`` …).
+    """
+
+    image_id: str
+    image_path: str = ""
+    image_data: np.ndarray | None = None
+    caption: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+    embedding: np.ndarray | None = None
+    aesthetic_score: float | None = None
+    nsfw_score: float | None = None
+    raw: bytes | None = None
+    image_ext: str = "jpg"
+
+
+@dataclass
+class ImageBatch(Task[list[ImageObject]]):
+    """A batch of :class:`ImageObject` records (one slice of one tar shard)."""
+
+    data: list[ImageObject] = field(default_factory=list)
+
+    def validate(self) -> bool:
+        return all(isinstance(x, ImageObject) for x in self.data)
+
+    def with_images(self, images: list[ImageObject]) -> ImageBatch:
+        """A 1:1 derived batch (same id and metadata) holding ``images``."""
+        return self.derive(images)  # type: ignore[return-value]

@@ -1,0 +1,256 @@
+"""Repetition and boilerplate filters (Gopher-style), with NeMo Curator's names and defaults.
+They run per document in Python; ties are broken deterministically."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from curator_text.filters import _vec as v
+from curator_text.filters.base import DocumentFilter
+
+__all__ = [
+    "RepeatedLinesFilter", "RepeatedParagraphsFilter", "RepeatedLinesByCharFilter",
+    "RepeatedParagraphsByCharFilter", "RepeatingTopNGramsFilter",
+    "RepeatingDuplicateNGramsFilter", "BoilerPlateStringFilter", "BOILERPLATE_STRINGS",
+]
+
+BOILERPLATE_STRINGS = ("lorem ipsum", "privacy policy", "terms of use", "cookie policy",
+                       "uses cookies", "use of cookies", "use cookies")
+
+
+class _MinScore(DocumentFilter):
+    """Keeps documents whose score is at least ``self._min``."""
+
+    _min: float = 0.0
+
+    def keep_document(self, score: float) -> bool:
+        return score >= self._min
+
+    def keep_batch(self, scores: pa.Array) -> pa.Array:
+        return v.ge(scores, self._min)
+
+
+class _MaxScore(DocumentFilter):
+    _max: float = 0.0
+
+    def keep_document(self, score: float) -> bool:
+        return score <= self._max
+
+    def keep_batch(self, scores: pa.Array) -> pa.Array:
+        return v.le(scores, self._max)
+
+
+def _unique_fraction(parts: list[str]) -> float:
+    return len(set(parts)) / len(parts) if parts else 1.0
+
+
+def _unique_char_fraction(parts: list[str]) -> float:
+    total = sum(map(len, parts))
+    return sum(map(len, set(parts))) / total if total else 1.0
+
+
+class RepeatedLinesFilter(_MinScore):
+    """Keeps documents whose share of unique lines is at least ``max_repeated_line_fraction``."""
+
+    def __init__(self, max_repeated_line_fraction: float = 0.7) -> None:
+        super().__init__()
+        self._min = max_repeated_line_fraction
+
+    def score_document(self, text: str) -> float:
+        return _unique_fraction(text.split("\n"))
+
+
+class RepeatedParagraphsFilter(_MinScore):
+    """Keeps documents whose share of unique paragraphs is at least
+    ``max_repeated_paragraphs_ratio``."""
+
+    def __init__(self, max_repeated_paragraphs_ratio: float = 0.7) -> None:
+        super().__init__()
+        self._min = max_repeated_paragraphs_ratio
+
+    def score_document(self, text: str) -> float:
+        return _unique_fraction(text.split("\n\n"))
+
+
+class RepeatedLinesByCharFilter(_MinScore):
+    """Keeps documents whose unique lines hold at least ``max_repeated_lines_char_ratio`` of
+    the characters."""
+
+    def __init__(self, max_repeated_lines_char_ratio: float = 0.8) -> None:
+        super().__init__()
+        self._min = max_repeated_lines_char_ratio
+
+    def score_document(self, text: str) -> float:
+        return _unique_char_fraction(text.split("\n"))
+
+
+class RepeatedParagraphsByCharFilter(_MinScore):
+    """Keeps documents whose unique paragraphs hold at least
+    ``max_repeated_paragraphs_char_ratio`` of the characters."""
+
+    def __init__(self, max_repeated_paragraphs_char_ratio: float = 0.8) -> None:
+        super().__init__()
+        self._min = max_repeated_paragraphs_char_ratio
+
+    def score_document(self, text: str) -> float:
+        return _unique_char_fraction(text.split("\n\n"))
+
+
+class RepeatingTopNGramsFilter(_MaxScore):
+    """Removes documents where the most frequent word ``n``-gram covers more than
+    ``max_repeating_ngram_ratio`` of the word characters. Among equally frequent n-grams the
+    longest, then the alphabetically first, is taken, so results never depend on order."""
+
+    vectorized = True
+
+    def __init__(self, n: int = 2, max_repeating_ngram_ratio: float = 0.2,
+                 lang: str = "en") -> None:
+        super().__init__()
+        if n < 1:
+            raise ValueError(f"RepeatingTopNGramsFilter: n must be >= 1, got {n}")
+        self._n, self._max = n, max_repeating_ngram_ratio
+
+    def score_document(self, text: str) -> float:
+        words = text.lower().split()
+        n = self._n
+        if len(words) < n:
+            return 0.0
+        total = sum(map(len, words))
+        counts = Counter(zip(*(words[i:] for i in range(n)), strict=False))
+        top = max(counts.values())
+        if top <= 1 or not total:
+            return 0.0
+        best = max(sum(map(len, g)) for g, c in counts.items() if c == top)
+        return best * top / total
+
+    def score_batch(self, texts: pa.Array) -> np.ndarray:
+        """The same scores for a whole column at once: n-grams are numbered with NumPy
+        (``np.unique``) over all documents instead of counted per document in Python."""
+        n_docs = len(texts)
+        scores = np.zeros(n_docs, dtype=np.float64)
+        lists = pc.utf8_split_whitespace(pc.utf8_lower(texts))
+        words = pc.list_flatten(lists)
+        doc = pc.list_parent_indices(lists).to_numpy(zero_copy_only=False)
+        wlen = pc.utf8_length(words).to_numpy(zero_copy_only=False).astype(np.int64)
+        keep = wlen > 0
+        if not keep.any():
+            return scores
+        doc, wlen = doc[keep], wlen[keep]
+        enc = pc.dictionary_encode(words.filter(pa.array(keep)))
+        ids = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+        vlen = pc.utf8_length(enc.dictionary).to_numpy(zero_copy_only=False).astype(np.int64)
+        total = np.bincount(doc, weights=wlen, minlength=n_docs)
+        n, vocab = self._n, len(vlen)
+        m = len(ids) - n + 1
+        if m <= 0:
+            return scores
+        valid = doc[:m] == doc[n - 1:]  # the n-gram stays inside one document
+        if n_docs * float(vocab) ** n < 2**62:  # one int64 key per (document, n-gram)
+            key = doc[:m].copy()
+            for k in range(n):
+                key = key * vocab + ids[k:k + m]
+            vc = pc.value_counts(pa.array(key[valid]))  # hash-based; keys in first-seen order
+            uniq = vc.field("values").to_numpy(zero_copy_only=False)
+            counts = vc.field("counts").to_numpy(zero_copy_only=False)
+            udoc = uniq // vocab**n
+            uchars = np.zeros(len(uniq), dtype=np.int64)
+            for k in range(n):
+                uchars += vlen[(uniq // vocab**k) % vocab]
+        else:  # number the n-grams step by step to keep keys small
+            gram = ids[:m]
+            for k in range(1, n):
+                _, gram = np.unique(gram * vocab + ids[k:k + m], return_inverse=True)
+                gram = gram.astype(np.int64)
+            cs = np.concatenate([[0], np.cumsum(wlen)])
+            chars = (cs[n:n + m] - cs[:m])[valid]
+            gdoc, gram = doc[:m][valid], gram[valid]
+            if not len(gram):
+                return scores
+            key = gdoc * (int(gram.max()) + 1) + gram
+            _, first, counts = np.unique(key, return_index=True, return_counts=True)
+            udoc, uchars = gdoc[first], chars[first]
+        if not len(udoc):
+            return scores
+        # n-grams come grouped by document (in document order): reduce each group
+        order = np.argsort(udoc, kind="stable") if (np.diff(udoc) < 0).any() else None
+        if order is not None:
+            udoc, counts, uchars = udoc[order], counts[order], uchars[order]
+        starts = np.flatnonzero(np.r_[True, udoc[1:] != udoc[:-1]])
+        top = np.zeros(n_docs, dtype=np.int64)
+        top[udoc[starts]] = np.maximum.reduceat(counts, starts)
+        best = np.zeros(n_docs, dtype=np.int64)
+        best[udoc[starts]] = np.maximum.reduceat(np.where(counts == top[udoc], uchars, 0),
+                                                 starts)
+        ok = (top > 1) & (total > 0)
+        scores[ok] = best[ok] * top[ok] / total[ok]
+        return scores
+
+
+class RepeatingDuplicateNGramsFilter(_MaxScore):
+    """Removes documents where word ``n``-grams that occur more than once cover more than
+    ``max_repeating_duplicate_ngram_ratio`` of the word characters."""
+
+    def __init__(self, n: int = 2, max_repeating_duplicate_ngram_ratio: float = 0.2,
+                 lang: str = "en") -> None:
+        super().__init__()
+        self._n, self._max = n, max_repeating_duplicate_ngram_ratio
+
+    def score_document(self, text: str) -> float:
+        words = text.lower().split()
+        n = self._n
+        if len(words) < n:
+            return 0.0
+        total = sum(map(len, words))
+        grams = list(zip(*(words[i:] for i in range(n)), strict=False))
+        counts = Counter(grams)
+        covered = [False] * len(words)
+        for i, g in enumerate(grams):
+            if counts[g] > 1:
+                for j in range(i, i + n):
+                    covered[j] = True
+        dup = sum(len(w) for w, c in zip(words, covered, strict=True) if c)
+        return dup / total if total else 0.0
+
+
+def _boilerplate_score(text: str, at_top_or_bottom: bool) -> float:
+    paragraphs = text.split("\n\n")
+    total = len(text)
+    bad = 0
+    last = len(paragraphs) - 1
+    for i, para in enumerate(paragraphs):
+        low = para.lower()
+        if any(b in low for b in BOILERPLATE_STRINGS):
+            if at_top_or_bottom and (i == 0 or i == last):
+                return 1.0
+            bad += len(para)
+    return bad / total if total else 0.0
+
+
+class BoilerPlateStringFilter(_MaxScore):
+    """Removes documents whose boilerplate paragraphs (privacy policy, terms of use, lorem
+    ipsum, cookies …) exceed ``max_boilerplate_string_ratio`` of the characters, or (with
+    ``remove_if_at_top_or_bottom``) sit in the first or last paragraph (score 1)."""
+
+    vectorized = True
+
+    def __init__(self, remove_if_at_top_or_bottom: bool = True,
+                 max_boilerplate_string_ratio: float = 0.4) -> None:
+        super().__init__()
+        self._top_bottom, self._max = remove_if_at_top_or_bottom, max_boilerplate_string_ratio
+
+    def score_document(self, text: str) -> float:
+        return _boilerplate_score(text, self._top_bottom)
+
+    def score_batch(self, texts: pa.Array) -> np.ndarray:
+        pattern = "|".join(BOILERPLATE_STRINGS)
+        hits = pc.match_substring_regex(texts, pattern, ignore_case=True)
+        scores = np.zeros(len(texts), dtype=np.float64)
+        idx = np.flatnonzero(hits.to_numpy(zero_copy_only=False))
+        if len(idx):
+            for i, t in zip(idx, texts.take(pa.array(idx)).to_pylist(), strict=True):
+                scores[i] = _boilerplate_score(t, self._top_bottom)
+        return scores

@@ -1,0 +1,18 @@
+"""Text modifiers and the Modify stage."""
+
+from curator_text.modifiers.base import DocumentModifier, Modify
+from curator_text.modifiers.text import (
+    BoilerPlateStringModifier,
+    LineRemover,
+    MarkdownRemover,
+    NewlineNormalizer,
+    QuotationUnifier,
+    Slicer,
+    UnicodeReformatter,
+    UrlRemover,
+)
+
+MODIFIERS = [UnicodeReformatter, QuotationUnifier, NewlineNormalizer, UrlRemover, LineRemover,
+             MarkdownRemover, BoilerPlateStringModifier, Slicer]
+
+__all__ = ["DocumentModifier", "Modify", "MODIFIERS", *[c.__name__ for c in MODIFIERS]]

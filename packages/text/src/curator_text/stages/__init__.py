@@ -1,0 +1,5 @@
+"""Other text stages."""
+
+from curator_text.stages.add_id import AddId
+
+__all__ = ["AddId"]

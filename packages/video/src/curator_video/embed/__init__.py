@@ -1,0 +1,1 @@
+"""Clip embeddings and clip semantic dedup."""

@@ -1,0 +1,94 @@
+"""ClipAestheticFilterStage: keep clips whose sampled frames look good enough."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+from curator import ProcessingStage
+
+from curator_video._config import coerce_numbers
+from curator_video.tasks import VideoTask
+
+__all__ = ["ClipAestheticFilterStage"]
+
+_REDUCE = {"mean": np.mean, "min": np.min, "max": np.max}
+
+
+@dataclass
+class ClipAestheticFilterStage(ProcessingStage[VideoTask, VideoTask]):
+    """Scores each clip with the image package's aesthetic model over its extracted frames
+    (CLIP frame embeddings → ``AestheticScorer``, reduced over frames) into
+    ``clip.scores["aesthetic"]`` and filters out clips below ``score_threshold``.
+
+    Args:
+        model_dir: local CLIP model directory (``save_pretrained`` format).
+        aesthetic_model_dir: local aesthetic MLP directory (image package format).
+        score_threshold: clips scoring below this are filtered out.
+        reduction: how frame scores combine: ``"mean"``, ``"min"`` or ``"max"``.
+        num_frames: score at most this many evenly spaced frames per clip (``None``: all).
+        score_only: only score, keep every clip.
+        device: ``"cpu"``, ``"cuda"`` or ``"auto"``.
+    """
+
+    model_dir: str = ""
+    aesthetic_model_dir: str = ""
+    score_threshold: float = 0.5
+    reduction: str = "min"
+    num_frames: int | None = 4
+    score_only: bool = False
+    device: str = "cpu"
+    name: str = "ClipAestheticFilterStage"
+    modality: ClassVar[str] = "video"
+    kind: ClassVar[str] = "filter"
+    _models: Any = field(default=None, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        coerce_numbers(self, "score_threshold")
+        if not self.model_dir or not self.aesthetic_model_dir:
+            raise ValueError(f"{self.name}: model_dir (CLIP) and aesthetic_model_dir are required")
+        if self.reduction not in _REDUCE:
+            raise ValueError(f"{self.name}: reduction must be one of {sorted(_REDUCE)}, got "
+                             f"{self.reduction!r}")
+        if self.num_frames is not None and self.num_frames < 1:
+            raise ValueError(f"{self.name}: num_frames must be >= 1 or None")
+
+    def inputs(self):
+        return ["data"], ["clips", "frames"]
+
+    def outputs(self):
+        return ["data"], ["clips", "aesthetic"]
+
+    def setup(self, worker_metadata: dict[str, Any] | None = None) -> None:
+        from curator_image.models.aesthetic import AestheticScorer
+
+        from curator_video.embed.embedders import FrameMeanClipEmbedder
+        embedder = FrameMeanClipEmbedder(self.model_dir, self.device)
+        embedder.setup()
+        scorer = AestheticScorer(self.aesthetic_model_dir, device=self.device)
+        scorer.load()
+        self._models = (embedder, scorer)
+
+    def process(self, task: VideoTask) -> VideoTask:
+        if self._models is None:
+            self.setup()
+        embedder, scorer = self._models
+        clips = task.data.clips
+        if not clips:
+            return task
+        sampled = []
+        for c in clips:
+            if c.frames is None or not len(c.frames):
+                raise ValueError(f"{self.name}: clip {c.uuid} has no frames; run "
+                                 f"ClipFrameExtractionStage before this stage")
+            n = len(c.frames) if self.num_frames is None else min(self.num_frames, len(c.frames))
+            sampled.append(c.frames[np.linspace(0, len(c.frames) - 1, n).round().astype(int)])
+        scores = scorer.score(embedder.embed_frames(sampled))
+        keep, start = [], 0
+        for clip, frames in zip(clips, sampled, strict=True):
+            clip.scores["aesthetic"] = float(_REDUCE[self.reduction](scores[start:start + len(frames)]))
+            start += len(frames)
+            keep.append(self.score_only or clip.scores["aesthetic"] >= self.score_threshold)
+        task.data.filter_clips(keep, self.name)
+        return task

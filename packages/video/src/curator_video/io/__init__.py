@@ -1,0 +1,1 @@
+"""Reading videos and writing clips."""

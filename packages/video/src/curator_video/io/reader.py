@@ -1,0 +1,118 @@
+"""VideoReaderStage: list video files, then read each one's metadata."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+from curator import CompositeStage, EmptyTask, FileGroupTask, ProcessingStage, stable_id
+from curator.io import expand_paths
+
+from curator_video.tasks import Video, VideoTask
+
+__all__ = ["VideoReaderStage", "VideoListStage", "VideoMetadataStage", "VIDEO_EXTENSIONS"]
+
+VIDEO_EXTENSIONS = (".mp4", ".mov", ".mkv", ".avi", ".webm", ".m4v", ".mpg", ".mpeg", ".ts")
+
+
+@dataclass
+class VideoListStage(ProcessingStage[EmptyTask, FileGroupTask]):
+    """Lists the video files under ``input_video_path`` (a directory, glob or fsspec URL), one
+    task per video with a deterministic id from its path.
+
+    Args:
+        input_video_path: directory, glob, URL or list of them.
+        video_limit: keep only the first N videos (sorted by path); ``None`` for all.
+        extensions: file name endings counted as videos.
+    """
+
+    input_video_path: str | list[str] = ""
+    video_limit: int | None = None
+    extensions: tuple[str, ...] = VIDEO_EXTENSIONS
+    name: str = "VideoListStage"
+    modality: ClassVar[str] = "video"
+
+    def __post_init__(self) -> None:
+        if not self.input_video_path:
+            raise ValueError(f"{self.name}: input_video_path is required (a directory, glob or URL)")
+        if self.video_limit is not None and self.video_limit < 1:
+            raise ValueError(f"{self.name}: video_limit must be >= 1 or None, got {self.video_limit}")
+
+    @property
+    def is_source(self) -> bool:
+        return True
+
+    def outputs(self):
+        return ["data"], []
+
+    def process(self, task: EmptyTask) -> list[FileGroupTask]:
+        paths = expand_paths(self.input_video_path, list(self.extensions))
+        paths = [p for p in paths if p.lower().endswith(self.extensions)]
+        if self.video_limit is not None:
+            paths = paths[: self.video_limit]
+        return [FileGroupTask(task_id=f"video_{stable_id(p)}", dataset_name="video", data=[p])
+                for p in paths]
+
+
+@dataclass
+class VideoMetadataStage(ProcessingStage[FileGroupTask, VideoTask]):
+    """Reads each listed video's metadata (duration, fps, resolution, codec) with PyAV; a
+    corrupt or unsupported file goes to the rejected sink with its error."""
+
+    name: str = "VideoMetadataStage"
+    modality: ClassVar[str] = "video"
+
+    def inputs(self):
+        return ["data"], []
+
+    def outputs(self):
+        return ["data"], ["metadata"]
+
+    def process(self, task: FileGroupTask) -> list[VideoTask]:
+        import av  # noqa: F401 - a missing library fails the task, it is not a bad file
+
+        from curator_video.decode import read_metadata
+
+        out = []
+        for i, path in enumerate(task.data):
+            try:
+                meta = read_metadata(path)
+            except Exception as exc:  # noqa: BLE001 - any decoder error means a bad file
+                self.reject(task, "unreadable video", record={"path": path}, error=exc,
+                            source=path)
+                continue
+            suffix = None if len(task.data) == 1 else i
+            out.append(task.derive(Video(input_path=path, metadata=meta), suffix=suffix,
+                                   cls=VideoTask))
+        return out
+
+
+@dataclass
+class VideoReaderStage(CompositeStage[EmptyTask, VideoTask]):
+    """Reads videos: lists the files under ``input_video_path`` (directory, glob or fsspec URL)
+    and reads each one's metadata; corrupt or unsupported files are rejected with their error.
+
+    Args:
+        input_video_path: directory, glob, URL or list of them.
+        video_limit: keep only the first N videos (sorted by path); ``None`` for all.
+        extensions: file name endings counted as videos.
+    """
+
+    input_video_path: str | list[str] = ""
+    video_limit: int | None = None
+    extensions: tuple[str, ...] = field(default=VIDEO_EXTENSIONS)
+    name: str = "VideoReaderStage"
+    modality: ClassVar[str] = "video"
+    kind: ClassVar[str] = "reader"
+
+    def __post_init__(self) -> None:
+        self.extensions = tuple(self.extensions)
+        self.decompose()  # validates the parameters now, before any data is read
+
+    @property
+    def is_source(self) -> bool:
+        return True
+
+    def decompose(self) -> list[ProcessingStage]:
+        return [VideoListStage(self.input_video_path, self.video_limit, self.extensions),
+                VideoMetadataStage()]

@@ -1,0 +1,118 @@
+"""ClipWriterStage: write every clip, its metadata record and an optional thumbnail."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from curator import FileGroupTask, ProcessingStage
+from curator.io import atomic_write, join_path
+
+from curator_video.tasks import Clip, VideoTask
+
+__all__ = ["ClipWriterStage", "clip_record"]
+
+
+def clip_record(task: VideoTask, clip: Clip) -> dict[str, Any]:
+    """The metadata record written for one clip (JSON-serialisable)."""
+    meta = task.data.metadata
+    return {"clip_uuid": clip.uuid, "source_video": clip.source_video, "task_id": task.task_id,
+            "span_start": clip.span[0], "span_end": clip.span[1], "duration": clip.duration,
+            "video_fps": meta.fps, "video_width": meta.width, "video_height": meta.height,
+            "video_codec": meta.codec, "scores": {k: float(v) for k, v in clip.scores.items()},
+            "num_frames": len(clip.frame_indices), "has_embedding": clip.embedding is not None}
+
+
+@dataclass
+class ClipWriterStage(ProcessingStage[VideoTask, FileGroupTask]):
+    """Writes each kept clip under ``output_path``: ``clips/{uuid}.mp4`` (needs
+    ``ClipTranscodingStage``), ``metas/{uuid}.json``, optional ``embeddings/{uuid}.npy`` and
+    ``previews/{uuid}.jpg`` (the clip's middle extracted frame), plus one
+    ``metadata/{task_id}.parquet`` table per video. Every file is written atomically with a
+    deterministic name, so a re-run overwrites. Returns the list of written files.
+
+    Args:
+        output_path: directory or fsspec URL to write to.
+        write_clips: write the encoded MP4s (clips without ``encoded_data`` are skipped).
+        write_embeddings: write clip embeddings as ``.npy``.
+        generate_previews: write a JPEG thumbnail per clip (from its extracted frames).
+        metadata_format: ``"json"``, ``"parquet"`` or ``"both"``.
+    """
+
+    output_path: str = ""
+    write_clips: bool = True
+    write_embeddings: bool = True
+    generate_previews: bool = False
+    metadata_format: str = "both"
+    name: str = "ClipWriterStage"
+    modality: ClassVar[str] = "video"
+    kind: ClassVar[str] = "writer"
+
+    def __post_init__(self) -> None:
+        if not self.output_path:
+            raise ValueError(f"{self.name}: output_path is required")
+        if self.metadata_format not in ("json", "parquet", "both"):
+            raise ValueError(f"{self.name}: metadata_format must be 'json', 'parquet' or 'both', "
+                             f"got {self.metadata_format!r}")
+
+    def inputs(self):
+        return ["data"], ["clips"]
+
+    def outputs(self):
+        return ["data"], []
+
+    def process(self, task: VideoTask) -> FileGroupTask:
+        written: list[str] = []
+        records = []
+        for clip in task.data.clips:
+            rec = clip_record(task, clip)
+            if self.write_clips and clip.encoded_data:
+                written.append(self._write(f"clips/{clip.uuid}.mp4", clip.encoded_data))
+            if self.write_embeddings and clip.embedding is not None:
+                written.append(self._write(f"embeddings/{clip.uuid}.npy", _npy(clip.embedding)))
+            if self.generate_previews and clip.frames is not None and len(clip.frames):
+                written.append(self._write(f"previews/{clip.uuid}.jpg",
+                                           _jpeg(clip.frames[len(clip.frames) // 2])))
+            if self.metadata_format in ("json", "both"):
+                written.append(self._write(f"metas/{clip.uuid}.json",
+                                           json.dumps(rec, sort_keys=True).encode()))
+            records.append(rec)
+        if records and self.metadata_format in ("parquet", "both"):
+            written.append(self._write(f"metadata/{task.task_id}.parquet", _parquet(records)))
+        out = task.derive(written, cls=FileGroupTask)
+        out.metadata["source_files"] = [task.data.input_path]
+        return out
+
+    def _write(self, rel: str, payload: bytes) -> str:
+        path = join_path(self.output_path, rel)
+        with atomic_write(path, "wb") as fh:
+            fh.write(payload)
+        return path
+
+
+def _npy(arr: Any) -> bytes:
+    import io
+
+    import numpy as np
+    buf = io.BytesIO()
+    np.save(buf, np.asarray(arr, dtype=np.float32))
+    return buf.getvalue()
+
+
+def _jpeg(frame: Any) -> bytes:
+    import io
+
+    from PIL import Image
+    buf = io.BytesIO()
+    Image.fromarray(frame).save(buf, format="JPEG", quality=90)
+    return buf.getvalue()
+
+
+def _parquet(records: list[dict[str, Any]]) -> bytes:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    rows = [{**r, "scores": json.dumps(r["scores"], sort_keys=True)} for r in records]
+    sink = pa.BufferOutputStream()
+    pq.write_table(pa.Table.from_pylist(rows), sink)
+    return sink.getvalue().to_pybytes()

@@ -1,0 +1,1 @@
+"""Splitting videos into clips."""

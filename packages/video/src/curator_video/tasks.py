@@ -1,0 +1,101 @@
+"""VideoTask: one video, its metadata and the clips cut from it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from curator import Task, stable_id
+
+__all__ = ["VideoMetadata", "Clip", "Video", "VideoTask"]
+
+
+@dataclass
+class VideoMetadata:
+    """What the container says about a video: duration (s), fps, resolution, codec, frames."""
+
+    duration: float = 0.0
+    fps: float = 0.0
+    width: int = 0
+    height: int = 0
+    codec: str = ""
+    num_frames: int = 0
+    bit_rate: int = 0
+    size_bytes: int = 0
+
+    @property
+    def resolution(self) -> tuple[int, int]:
+        """``(width, height)`` in pixels."""
+        return self.width, self.height
+
+
+@dataclass
+class Clip:
+    """A time span of a video and what stages learnt about it.
+
+    Attributes:
+        uuid: deterministic id (from the source path and the span), used for file names.
+        source_video: path of the video the clip comes from.
+        span: ``(start_s, end_s)`` in seconds.
+        frames: extracted frames ``(N, H, W, 3)`` uint8, or ``None`` before extraction.
+        frame_indices: source frame index of each extracted frame.
+        scores: named scores (``motion``, ``aesthetic`` …).
+        embedding: the clip embedding (1-D float32), or ``None``.
+        encoded_data: the clip encoded as MP4 bytes (``ClipTranscodingStage``), or ``None``.
+        filtered_by: name of the stage that filtered the clip out ("" if kept).
+    """
+
+    uuid: str
+    source_video: str
+    span: tuple[float, float]
+    frames: Any = None
+    frame_indices: list[int] = field(default_factory=list)
+    scores: dict[str, float] = field(default_factory=dict)
+    embedding: Any = None
+    encoded_data: bytes | None = None
+    filtered_by: str = ""
+
+    @classmethod
+    def from_span(cls, source_video: str, start: float, end: float) -> Clip:
+        """A clip of ``source_video`` from ``start`` to ``end`` seconds with a stable uuid."""
+        start, end = round(float(start), 4), round(float(end), 4)
+        return cls(uuid=stable_id(source_video, start, end), source_video=source_video,
+                   span=(start, end))
+
+    @property
+    def duration(self) -> float:
+        return self.span[1] - self.span[0]
+
+
+@dataclass
+class Video:
+    """A video file, its metadata, its current clips and the clips filtered out."""
+
+    input_path: str
+    metadata: VideoMetadata = field(default_factory=VideoMetadata)
+    clips: list[Clip] = field(default_factory=list)
+    filtered_clips: list[Clip] = field(default_factory=list)
+
+    def filter_clips(self, keep: list[bool], by: str) -> None:
+        """Keep the clips where ``keep`` is true; move the others to ``filtered_clips``."""
+        kept: list[Clip] = []
+        for clip, k in zip(self.clips, keep, strict=True):
+            if k:
+                kept.append(clip)
+            else:
+                clip.filtered_by = by
+                clip.frames = None
+                self.filtered_clips.append(clip)
+        self.clips = kept
+
+
+@dataclass
+class VideoTask(Task[Video]):
+    """A task holding one :class:`Video`; ``num_items`` is its number of clips."""
+
+    @property
+    def num_items(self) -> int:
+        return len(self.data.clips)
+
+    def validate(self) -> bool:
+        return isinstance(self.data, Video) and bool(self.data.input_path)

@@ -1,0 +1,124 @@
+"""ClipTranscodingStage: cut every clip out of its video and encode it with PyAV."""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from curator import ProcessingStage
+
+from curator_video.tasks import Clip, VideoTask
+
+__all__ = ["ClipTranscodingStage"]
+
+
+@dataclass
+class ClipTranscodingStage(ProcessingStage[VideoTask, VideoTask]):
+    """Decodes each video once with PyAV and encodes every clip's frames into an MP4 stored in
+    ``clip.encoded_data`` (overlapping clips each get their frames). A video that fails to
+    decode or encode is rejected with its error.
+
+    Args:
+        encoder: FFmpeg video encoder (``libx264``, ``mpeg4`` …).
+        bit_rate: target bit rate in bits/s (``None``: the encoder's default / ``crf``).
+        crf: constant rate factor for ``libx264`` when ``bit_rate`` is ``None``.
+        target_res: ``(width, height)`` of the output (``None``: the source size; made even).
+        encoder_threads: encoder threads per clip.
+        preset: ``libx264`` preset.
+    """
+
+    encoder: str = "libx264"
+    bit_rate: int | None = None
+    crf: int = 23
+    target_res: tuple[int, int] | None = None
+    encoder_threads: int = 1
+    preset: str = "veryfast"
+    name: str = "ClipTranscodingStage"
+    modality: ClassVar[str] = "video"
+
+    def __post_init__(self) -> None:
+        if self.target_res is not None and (len(self.target_res) != 2 or min(self.target_res) < 2):
+            raise ValueError(f"{self.name}: target_res must be (width, height), got "
+                             f"{self.target_res}")
+        if self.bit_rate is not None and self.bit_rate <= 0:
+            raise ValueError(f"{self.name}: bit_rate must be > 0 or None")
+
+    def setup(self, worker_metadata: dict[str, Any] | None = None) -> None:
+        import av
+        if self.encoder not in av.codecs_available:
+            raise RuntimeError(f"{self.name}: encoder {self.encoder!r} is not in this FFmpeg "
+                               f"build; pick one of av.codecs_available (e.g. 'mpeg4')")
+
+    def inputs(self):
+        return ["data"], ["clips"]
+
+    def outputs(self):
+        return ["data"], ["clips", "encoded_data"]
+
+    def process(self, task: VideoTask) -> VideoTask | None:
+        video = task.data
+        if not video.clips:
+            return task
+        import av  # noqa: F401 - a missing library fails the task, it is not a bad file
+
+        try:
+            self._transcode(video.input_path, video.metadata.fps, video.clips)
+        except Exception as exc:  # noqa: BLE001 - decoder/encoder errors mean a bad file
+            self.reject(task, "transcoding failed", record={"path": video.input_path},
+                        error=exc, source=video.input_path)
+            return None
+        return task
+
+    def _transcode(self, path: str, fps: float, clips: list[Clip]) -> None:
+        import av
+        import fsspec
+
+        outs: dict[str, tuple[Any, Any, io.BytesIO]] = {}
+        counts: dict[str, int] = {}
+        with fsspec.open(path, "rb") as fh, av.open(fh) as src:
+            stream = src.streams.video[0]
+            stream.thread_type = "AUTO"
+            w, h = self.target_res or (stream.codec_context.width, stream.codec_context.height)
+            w, h = w - w % 2, h - h % 2
+            for frame in src.decode(stream):
+                t = float(frame.pts * stream.time_base) if frame.pts is not None else 0.0
+                for clip in clips:
+                    if clip.span[0] - 1e-6 <= t < clip.span[1] - 1e-6:
+                        if clip.uuid not in outs:
+                            outs[clip.uuid] = self._open(w, h, fps)
+                        container, ostream, _ = outs[clip.uuid]
+                        img = frame.reformat(width=w, height=h, format="yuv420p")
+                        img.pts = counts[clip.uuid] = counts.get(clip.uuid, -1) + 1
+                        img.time_base = ostream.codec_context.time_base
+                        for packet in ostream.encode(img):
+                            container.mux(packet)
+        for clip in clips:
+            if clip.uuid not in outs:
+                raise ValueError(f"clip {clip.uuid} {clip.span} has no frames in {path}")
+            container, ostream, buf = outs[clip.uuid]
+            for packet in ostream.encode():
+                container.mux(packet)
+            container.close()
+            clip.encoded_data = buf.getvalue()
+
+    def _open(self, w: int, h: int, fps: float) -> tuple[Any, Any, io.BytesIO]:
+        from fractions import Fraction
+
+        import av
+
+        buf = io.BytesIO()
+        container = av.open(buf, mode="w", format="mp4")
+        rate = Fraction(fps).limit_denominator(1001)
+        stream = container.add_stream(self.encoder, rate=rate)
+        stream.codec_context.time_base = 1 / rate
+        stream.width, stream.height, stream.pix_fmt = w, h, "yuv420p"
+        stream.thread_count = self.encoder_threads
+        if self.bit_rate is not None:
+            stream.bit_rate = int(self.bit_rate)
+        if self.encoder == "libx264":
+            opts = {"preset": self.preset}
+            if self.bit_rate is None:
+                opts["crf"] = str(self.crf)
+            stream.options = opts
+        return container, stream, buf

@@ -1,0 +1,162 @@
+from __future__ import annotations
+
+import pytest
+from curator import (
+    CompositeStage,
+    FunctionStage,
+    Pipeline,
+    ProcessingStage,
+    Resources,
+    Task,
+    processing_stage,
+)
+
+
+class Upper(ProcessingStage):
+    """Upper-cases text."""
+
+    def process(self, task):
+        return task.derive([s.upper() for s in task.data])
+
+
+class Pair(CompositeStage):
+    def decompose(self):
+        return [Upper(), Upper().with_(name="Second")]
+
+
+def test_defaults():
+    s = Upper()
+    assert s.name == "Upper"
+    assert s.resources == Resources(cpus=1.0)
+    assert s.batch_size == 1 and s.worker_mode == "thread" and s.num_workers is None
+    assert s.inputs() == ([], []) and s.outputs() == ([], [])
+    assert not s.is_source
+    assert s.modality == "any" and s.kind == "stage"
+
+
+def test_explicit_name_is_kept_by_subclass():
+    class Named(ProcessingStage):
+        name = "custom"
+
+        def process(self, task):
+            return task
+
+    assert Named().name == "custom"
+
+
+def test_abstract_process_is_required():
+    class NoProcess(ProcessingStage):
+        pass
+
+    with pytest.raises(TypeError):
+        NoProcess()
+
+
+def test_with_returns_modified_copy_and_leaves_original():
+    s = Upper()
+    c = s.with_(name="U2", resources=Resources(cpus=2), batch_size=4, num_workers=3,
+                worker_mode="process")
+    assert c is not s and isinstance(c, Upper)
+    assert (c.name, c.resources.cpus, c.batch_size, c.num_workers, c.worker_mode) == (
+        "U2", 2, 4, 3, "process")
+    assert (s.name, s.resources.cpus, s.batch_size, s.num_workers, s.worker_mode) == (
+        "Upper", 1.0, 1, None, "thread")
+    assert s.with_(resources={"cpus": 0.5}).resources == Resources(cpus=0.5)
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"batch_size": 0}, "batch_size"),
+    ({"worker_mode": "fiber"}, "worker_mode"),
+    ({"resources": 3}, "Resources"),
+])
+def test_with_validates(kwargs, match):
+    with pytest.raises((ValueError, TypeError), match=match):
+        Upper().with_(**kwargs)
+
+
+def test_default_process_batch_flattens_and_drops_none():
+    class Fan(ProcessingStage):
+        def process(self, task):
+            if task.data == 0:
+                return None
+            return [task.derive(i, suffix=i) for i in range(task.data)]
+
+    out = Fan().process_batch([Task("a", "d", 0), Task("b", "d", 2), Task("c", "d", 1)])
+    assert [t.task_id for t in out] == ["b_0", "b_1", "c_0"]
+
+
+def test_reject_collects_records_with_source_and_error():
+    s = Upper()
+    t = Task("t", "d", ["x"], metadata={"source_files": ["f1", "f2"]})
+    s.reject(t, "bad line", record={"line": 3}, error=ValueError("boom"))
+    recs = s.drain_rejected()
+    assert len(recs) == 1
+    r = recs[0]
+    assert (r.stage, r.reason, r.task_id, r.source, r.error, r.record) == (
+        "Upper", "bad line", "t", "f1,f2", "ValueError: boom", {"line": 3})
+    assert s.drain_rejected() == []
+
+
+def test_processing_stage_decorator():
+    @processing_stage(name="Shout", resources=Resources(cpus=0.5), batch_size=2,
+                      outputs=(["data"], ["text"]))
+    def shout(task):
+        return task.derive(task.data + "!")
+
+    assert isinstance(shout, FunctionStage) and isinstance(shout, ProcessingStage)
+    assert shout.name == "Shout" and shout.resources.cpus == 0.5 and shout.batch_size == 2
+    assert shout.outputs() == (["data"], ["text"])
+    assert shout.process(Task("t", "d", "hi")).data == "hi!"
+
+    @processing_stage
+    def plain(task):
+        return task
+
+    assert plain.name == "plain"
+
+
+def test_parameters_lists_constructor_arguments():
+    class P(ProcessingStage):
+        def __init__(self, a: int, b: str = "x") -> None:
+            self.a, self.b = a, b
+
+        def process(self, task):
+            return task
+
+    assert [p.name for p in P.parameters()] == ["a", "b"]
+
+
+def test_composite_stage_is_expanded_by_build():
+    p = Pipeline("p", stages=[Pair(), Upper().with_(name="Last")])
+    built = p.build()
+    assert [s.name for s in built] == ["Upper", "Second", "Last"]
+    with pytest.raises(RuntimeError, match="composite"):
+        Pair().process(Task("t", "d", []))
+    result = p.run(initial_tasks=[Task("t", "d", ["a"])], summary=False)
+    assert [t.data for t in result] == [["A"]]
+
+
+def test_composite_declares_inner_io():
+    class Reader(ProcessingStage):
+        def inputs(self):
+            return ["data"], ["path"]
+
+        def outputs(self):
+            return ["data"], ["text"]
+
+        def process(self, task):
+            return task
+
+    class Tagger(ProcessingStage):
+        def outputs(self):
+            return ["data"], ["tag", "text"]
+
+        def process(self, task):
+            return task
+
+    class Both(CompositeStage):
+        def decompose(self):
+            return [Reader(), Tagger()]
+
+    assert Both().inputs() == (["data"], ["path"])
+    assert Both().outputs() == (["data"], ["text", "tag"])

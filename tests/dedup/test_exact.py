@@ -1,0 +1,93 @@
+"""ExactDeduplicationWorkflow on a corpus with planted exact and near duplicates."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from curator.dedup import ExactDeduplicationWorkflow
+from curator.dedup.exact import group_first
+from curator.dedup.hashing import hash_column
+from tests.dedup.corpus import expected_removed, make_corpus, write_parts
+
+
+@pytest.fixture(autouse=True)
+def _quiet(monkeypatch):
+    monkeypatch.setenv("CURATOR_SUMMARY", "0")
+
+
+def _exact_expected(texts, ids):
+    first: dict[str, int] = {}
+    root = [first.setdefault(t, i) for i, t in enumerate(texts)]
+    return expected_removed(root, ids)
+
+
+def test_finds_all_and_only_exact_duplicates(tmp_path) -> None:
+    texts, _ = make_corpus()
+    ids = write_parts(texts, tmp_path / "in", 3)
+    result = ExactDeduplicationWorkflow(str(tmp_path / "in"), str(tmp_path / "out"),
+                                        num_partitions=4).run()
+    dups = pq.read_table(result.duplicates_path).to_pydict()
+    assert set(dups["id"]) == _exact_expected(texts, ids)
+    assert result.num_duplicates == 12 and len(dups["id"]) == 12
+    by_id = dict(zip(ids, texts))
+    for dup, kept in zip(dups["id"], dups["duplicate_of"]):  # maps back to the kept record
+        assert by_id[dup] == by_id[kept] and kept < dup
+
+
+def test_removal_writes_input_without_duplicates_jsonl(tmp_path) -> None:
+    texts, _ = make_corpus(n_orig=60, n_exact=5, n_near=3, n_short=2)
+    ids = write_parts(texts, tmp_path / "in", 2, fmt="jsonl")
+    bad = tmp_path / "in" / "part-01.jsonl"
+    bad.write_text(bad.read_text() + "{not json\n")
+    result = ExactDeduplicationWorkflow(str(tmp_path / "in"), str(tmp_path / "out"),
+                                        perform_removal=True).run()
+    assert result.num_removed == 5 and result.rejected == {"ExactHash": 1, "RemoveDuplicates": 1}
+    kept = []
+    for f in sorted((tmp_path / "out" / "deduplicated").iterdir()):
+        kept += [json.loads(line)["id"] for line in f.read_text().splitlines()]
+    assert kept == [i for i in ids if i not in _exact_expected(texts, ids)]
+
+
+def test_resume_reuses_finished_work(tmp_path, monkeypatch) -> None:
+    texts, _ = make_corpus(n_orig=40, n_exact=4, n_near=0, n_short=0)
+    write_parts(texts, tmp_path / "in", 2)
+    wf = ExactDeduplicationWorkflow(str(tmp_path / "in"), str(tmp_path / "out"))
+    first = pq.read_table(wf.run().duplicates_path).column("id").to_pylist()
+    import curator.dedup.exact as exact
+
+    def boom(*a, **k):
+        raise AssertionError("hashing ran again")
+
+    monkeypatch.setattr(exact, "hash_column", boom)
+    again = pq.read_table(wf.run().duplicates_path).column("id").to_pylist()
+    assert sorted(again) == sorted(first) and len(first) == 4
+
+
+def test_any_column_type_and_integer_ids(tmp_path) -> None:
+    (tmp_path / "in").mkdir()
+    pq.write_table(pa.table({"key": [10, 11, 12, 13], "payload": [b"a", b"b", b"a", None]}),
+                   tmp_path / "in" / "x.parquet")
+    result = ExactDeduplicationWorkflow(str(tmp_path / "in"), str(tmp_path / "out"),
+                                        id_field="key", text_field="payload").run()
+    assert pq.read_table(result.duplicates_path).to_pydict() == {"id": [12],
+                                                                 "duplicate_of": [10]}
+
+
+def test_hash_and_grouping_helpers() -> None:
+    h, valid = hash_column(pa.chunked_array([["x", "y"], ["x", None]]))
+    assert valid.tolist() == [True, True, True, False] and (h[0] == h[2]).all()
+    keys = np.array([[1, 1], [2, 2], [1, 1], [1, 1]], dtype=np.uint64)
+    dup, kept = group_first(keys, [np.array([1, 0, 0, 0]), np.array([0, 0, 5, 1])])
+    assert sorted(zip(dup.tolist(), kept.tolist())) == [(0, 3), (2, 3)]
+
+
+def test_config_errors_name_the_parameter(tmp_path) -> None:
+    with pytest.raises(ValueError, match="num_partitions"):
+        ExactDeduplicationWorkflow(str(tmp_path), str(tmp_path / "o"), num_partitions=0)
+    with pytest.raises(ValueError, match="input_filetype"):
+        ExactDeduplicationWorkflow(str(tmp_path), str(tmp_path / "o"), input_filetype="csv")

@@ -1,0 +1,119 @@
+"""FuzzyDeduplicationWorkflow (MinHash LSH) on planted exact and near duplicates."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+
+from curator_text.dedup import FuzzyDeduplicationWorkflow
+from curator_text.dedup.components import connected_components, jaccard
+from curator_text.dedup.minhash import (band_hashes, doc_shingle_sets, minhash_signatures,
+                                        shingle_hashes)
+from tests.dedup.corpus import expected_removed, make_corpus, write_parts
+
+
+@pytest.fixture(autouse=True)
+def _quiet(monkeypatch):
+    monkeypatch.setenv("CURATOR_SUMMARY", "0")
+
+
+@pytest.fixture(scope="module")
+def corpus():
+    return make_corpus()
+
+
+def test_finds_planted_near_duplicates_without_false_positives(tmp_path, corpus) -> None:
+    texts, root = corpus
+    ids = write_parts(texts, tmp_path / "in", 3)
+    result = FuzzyDeduplicationWorkflow(str(tmp_path / "in"), str(tmp_path / "out")).run()
+    dups = pq.read_table(result.duplicates_path).to_pydict()
+    assert set(dups["id"]) == expected_removed(root, ids)   # 12 exact + 12 near, nothing else
+    assert result.num_duplicates == 24
+    index = {d: i for i, d in enumerate(ids)}
+    for dup, kept in zip(dups["id"], dups["duplicate_of"]):
+        assert root[index[dup]] == root[index[kept]] and index[kept] < index[dup]
+
+
+def test_removal_works_with_any_partitioning(tmp_path, corpus) -> None:
+    texts, root = corpus
+    kept_sets = []
+    for parts, fmt in ((1, "parquet"), (4, "jsonl")):
+        ids = write_parts(texts, tmp_path / f"in{parts}", parts, fmt=fmt)
+        res = FuzzyDeduplicationWorkflow(str(tmp_path / f"in{parts}"), str(tmp_path / f"o{parts}"),
+                                         perform_removal=True).run()
+        assert res.num_removed == 24
+        kept = []
+        for f in sorted((tmp_path / f"o{parts}" / "deduplicated").iterdir()):
+            if fmt == "parquet":
+                kept += pq.read_table(f).column("id").to_pylist()
+            else:
+                kept += [json.loads(x)["id"] for x in f.read_text().splitlines()]
+        kept_sets.append(kept)
+    assert kept_sets[0] == kept_sets[1] == [i for i in ids if i not in expected_removed(root, ids)]
+
+
+def test_resume_skips_finished_minhash(tmp_path, corpus, monkeypatch) -> None:
+    texts, root = corpus
+    ids = write_parts(texts[:120] + texts[-24:], tmp_path / "in", 2)
+    wf = FuzzyDeduplicationWorkflow(str(tmp_path / "in"), str(tmp_path / "out"))
+    first = set(pq.read_table(wf.run().duplicates_path).column("id").to_pylist())
+    import curator_text.dedup.stages as stages
+
+    monkeypatch.setattr(stages, "minhash_signatures",
+                        lambda *a, **k: (_ for _ in ()).throw(AssertionError("recomputed")))
+    again = set(pq.read_table(wf.run().duplicates_path).column("id").to_pylist())
+    assert again == first and first <= set(ids)
+
+
+def test_short_documents_are_never_grouped(tmp_path) -> None:
+    texts = ["tiny doc", "tiny doc", "tiny doc!", "x" * 23, "x" * 23]
+    write_parts(texts, tmp_path / "in", 1)
+    result = FuzzyDeduplicationWorkflow(str(tmp_path / "in"), str(tmp_path / "out")).run()
+    assert result.num_duplicates == 0
+
+
+def test_jaccard_verification_drops_candidates_below_threshold(tmp_path, corpus) -> None:
+    texts, root = corpus
+    ids = write_parts(texts, tmp_path / "in", 2)
+    strict = FuzzyDeduplicationWorkflow(str(tmp_path / "in"), str(tmp_path / "o1"),
+                                        jaccard_threshold=0.99).run()
+    exact_only = {ids[i] for i in range(len(texts)) if texts[i] == texts[root[i]] and root[i] != i}
+    assert set(pq.read_table(strict.duplicates_path).column("id").to_pylist()) == exact_only
+    unverified = FuzzyDeduplicationWorkflow(str(tmp_path / "in"), str(tmp_path / "o2"),
+                                            use_jaccard=False).run()
+    assert unverified.num_duplicates == 24
+
+
+@pytest.mark.parametrize("method", ["oph", "permutations"])
+def test_signature_agreement_estimates_jaccard(corpus, method) -> None:
+    texts, root = corpus
+    near = [i for i, r in enumerate(root) if r != i][-12:]
+    a = [texts[root[i]] for i in near]
+    b = [texts[i] for i in near]
+    sa, _ = minhash_signatures(a, num_perm=260, method=method)
+    sb, _ = minhash_signatures(b, num_perm=260, method=method)
+    est = (sa == sb).mean(axis=1)
+    true = [jaccard(x, y) for x, y in zip(doc_shingle_sets(a, 24), doc_shingle_sets(b, 24))]
+    assert np.abs(est - np.array(true)).mean() < 0.05
+    unrelated, _ = minhash_signatures(texts[:2], method=method)
+    assert (unrelated[0] == unrelated[1]).mean() < 0.05
+
+
+def test_minhash_helpers() -> None:
+    h, counts = shingle_hashes(["abcde", "ab", "abcd"], 3)
+    assert counts.tolist() == [3, 0, 2] and h[0] == h[3] and h[1] == h[4]
+    sig, ok = minhash_signatures(["ab", "hello world, this is long enough"], char_ngrams=5)
+    assert ok.tolist() == [False, True] and (sig[0] == 0xFFFFFFFF).all()
+    assert band_hashes(sig, 4, 5).shape == (2, 4)
+    nodes, roots = connected_components(np.array([5, 7, 9]), np.array([7, 3, 10]))
+    assert dict(zip(nodes.tolist(), roots.tolist())) == {3: 3, 5: 3, 7: 3, 9: 9, 10: 9}
+
+
+def test_config_errors_name_the_parameter(tmp_path) -> None:
+    with pytest.raises(ValueError, match="num_bands"):
+        FuzzyDeduplicationWorkflow(str(tmp_path), str(tmp_path / "o"), num_bands=0)
+    with pytest.raises(ValueError, match="jaccard_threshold"):
+        FuzzyDeduplicationWorkflow(str(tmp_path), str(tmp_path / "o"), jaccard_threshold=2)
