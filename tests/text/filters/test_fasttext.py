@@ -27,7 +27,7 @@ def _train(tmp_path, lines: list[str], name: str) -> str:
             model = fasttext.train_supervised(str(data), epoch=20, lr=0.05, dim=8, minCount=1,
                                               thread=1, seed=seed, verbose=0)
             break
-        except RuntimeError:
+        except (RuntimeError, ValueError):
             continue
     else:
         raise RuntimeError("fastText training kept failing with NaN")

@@ -26,7 +26,7 @@ from curator.stages.base import ProcessingStage
 from curator.tasks import FileGroupTask, Task, stable_id
 
 __all__ = ["DeduplicationWorkflow", "DeduplicationResult", "RemoveDuplicatesStage",
-           "output_names", "read_id_table"]
+           "output_names", "read_id_table", "done"]
 
 
 @dataclass

@@ -49,7 +49,7 @@ def _powers(base: np.uint64, n: int) -> np.ndarray:
 
 
 def shingle_hashes(texts: Sequence[str], char_ngrams: int) -> tuple[np.ndarray, np.ndarray]:
-    """64-bit hashes of every character n-gram of ``texts``, concatenated.
+    """64-bit polynomial hashes (not yet mixed) of every character n-gram of ``texts``.
 
     The polynomial hash of each window is read off prefix sums (``B`` is odd, so it has an inverse
     modulo 2**64), a constant number of vector passes whatever ``char_ngrams`` is.
@@ -76,7 +76,7 @@ def shingle_hashes(texts: Sequence[str], char_ngrams: int) -> tuple[np.ndarray, 
         np.cumsum(codes, out=prefix[1:])
         h = prefix[pos + n] - prefix[pos]
         h *= _powers(_BASE, t + n)[pos + n - 1]
-        return _mix(h), counts
+        return h, counts
 
 
 def hash_params(num_perm: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -94,7 +94,7 @@ def _oph(x: np.ndarray, counts: np.ndarray, num_perm: int, seed: int) -> np.ndar
     sig = np.full(n_docs * k, empty, dtype=np.uint64)
     with np.errstate(over="ignore"):
         h = x ^ _mix(np.array([seed + 0x9E3779B97F4A7C15], dtype=np.uint64))[0]
-        _mix(h)
+        _mix(h)  # the one mixing pass: seeded, spreads the polynomial hash over all 64 bits
         bins = ((h >> np.uint64(32)) * np.uint64(k)) >> np.uint64(32)
         key = np.repeat(np.arange(n_docs, dtype=np.uint64) * np.uint64(k), counts) + bins
         np.minimum.at(sig, key.astype(np.int64), h & np.uint64(0xFFFFFFFF))
@@ -122,7 +122,8 @@ def _permutations(x: np.ndarray, counts: np.ndarray, num_perm: int, seed: int) -
     n_docs = len(counts)
     sig = np.full((n_docs, num_perm), np.iinfo(np.uint64).max, dtype=np.uint64)
     doc_of = np.repeat(np.arange(n_docs), counts)
-    x32 = x >> np.uint64(32)
+    with np.errstate(over="ignore"):
+        x32 = _mix(x.copy()) >> np.uint64(32)
     with np.errstate(over="ignore"):
         for s in range(0, len(x32), _CHUNK):
             e = min(s + _CHUNK, len(x32))

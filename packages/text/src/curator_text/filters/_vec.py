@@ -10,6 +10,13 @@ URL_REGEX = r"(?:https?|ftp)://[^\s/$.?#][^\s]*|www\.[^\s]+\.[^\s]+"
 WORD_SPLIT = r"\s+"
 
 
+def np_bool(arr: pa.Array) -> np.ndarray:
+    """A boolean Arrow array as NumPy (nulls as False) without pyarrow's pandas-backed path."""
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    return pc.fill_null(arr, False).cast(pa.uint8()).to_numpy(zero_copy_only=False).astype(bool)
+
+
 def lengths(texts: pa.Array) -> np.ndarray:
     return pc.utf8_length(texts).to_numpy(zero_copy_only=False).astype(np.float64)
 
@@ -59,7 +66,7 @@ def _ascii_bytes(texts: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(is_ascii mask, the data bytes, offsets relative to the bytes) of a string array."""
     if isinstance(texts, pa.ChunkedArray):
         texts = texts.combine_chunks()
-    is_ascii = pc.string_is_ascii(texts).to_numpy(zero_copy_only=False)
+    is_ascii = np_bool(pc.string_is_ascii(texts))
     off_type = np.int64 if pa.types.is_large_string(texts.type) else np.int32
     offsets = np.frombuffer(texts.buffers()[1], dtype=off_type)[
         texts.offset:texts.offset + len(texts) + 1].astype(np.int64)

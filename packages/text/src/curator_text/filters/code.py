@@ -86,7 +86,7 @@ class NumberOfLinesOfCodeFilter(_Range):
 
     def score_batch(self, texts: pa.Array) -> np.ndarray:
         newlines = v.regex_count(texts, "\n")
-        trailing = pc.ends_with(texts, "\n").to_numpy(zero_copy_only=False)
+        trailing = v.np_bool(pc.ends_with(texts, "\n"))
         nonempty = v.lengths(texts) > 0
         return (newlines + (nonempty & ~trailing)).astype(np.int64)
 
@@ -106,8 +106,7 @@ class XMLHeaderFilter(DocumentFilter):
 
     def score_batch(self, texts: pa.Array) -> np.ndarray:
         head = pc.utf8_slice_codeunits(texts, 0, self._n)
-        return pc.match_substring(head, "<?xml version=").to_numpy(
-            zero_copy_only=False).astype(np.int64)
+        return v.np_bool(pc.match_substring(head, "<?xml version=")).astype(np.int64)
 
     def keep_document(self, score: int) -> bool:
         return score != 1

@@ -258,7 +258,7 @@ class WordsWithoutAlphabetsFilter(DocumentFilter):
         words = v.word_lists(texts)
         alpha = pc.match_substring_regex(pc.list_flatten(words), r"\p{L}")
         idx = pc.list_parent_indices(words).to_numpy(zero_copy_only=False)
-        counts = np.bincount(idx, weights=alpha.to_numpy(zero_copy_only=False).astype(float),
+        counts = np.bincount(idx, weights=v.np_bool(alpha).astype(float),
                              minlength=len(texts))
         return v.ratio(counts, v.word_counts(texts), 0.0)
 
@@ -279,7 +279,7 @@ class PornographicUrlsFilter(DocumentFilter):
 
     def score_batch(self, texts: pa.Array) -> np.ndarray:
         hit = pc.match_substring_regex(texts, r"(?:https?://|www\.)[^\s]*porn", ignore_case=True)
-        return hit.to_numpy(zero_copy_only=False).astype(np.int64)
+        return v.np_bool(hit).astype(np.int64)
 
     def keep_document(self, score: int) -> bool:
         return score != 1
@@ -306,8 +306,7 @@ class SubstringFilter(DocumentFilter):
 
     def score_batch(self, texts: pa.Array) -> np.ndarray:
         fn = {"prefix": pc.starts_with, "suffix": pc.ends_with, "any": pc.match_substring}
-        return fn[self._position](texts, self._substring).to_numpy(
-            zero_copy_only=False).astype(np.int64)
+        return v.np_bool(fn[self._position](texts, self._substring)).astype(np.int64)
 
     def keep_document(self, score: int) -> bool:
         return score == 1

@@ -127,9 +127,19 @@ class RepeatingTopNGramsFilter(_MaxScore):
         best = max(sum(map(len, g)) for g, c in counts.items() if c == top)
         return best * top / total
 
+    chunk_docs: int = 512
+    """Documents scored together (bounds the temporary memory of one call)."""
+
     def score_batch(self, texts: pa.Array) -> np.ndarray:
-        """The same scores for a whole column at once: n-grams are numbered with NumPy
-        (``np.unique``) over all documents instead of counted per document in Python."""
+        """The same scores for a whole column at once: n-grams of ``chunk_docs`` documents at a
+        time are numbered and counted with Arrow hash kernels instead of per document in
+        Python."""
+        if len(texts) <= self.chunk_docs:
+            return self._score_chunk(texts)
+        return np.concatenate([self._score_chunk(texts.slice(i, self.chunk_docs))
+                               for i in range(0, len(texts), self.chunk_docs)])
+
+    def _score_chunk(self, texts: pa.Array) -> np.ndarray:
         n_docs = len(texts)
         scores = np.zeros(n_docs, dtype=np.float64)
         lists = pc.utf8_split_whitespace(pc.utf8_lower(texts))
@@ -249,7 +259,7 @@ class BoilerPlateStringFilter(_MaxScore):
         pattern = "|".join(BOILERPLATE_STRINGS)
         hits = pc.match_substring_regex(texts, pattern, ignore_case=True)
         scores = np.zeros(len(texts), dtype=np.float64)
-        idx = np.flatnonzero(hits.to_numpy(zero_copy_only=False))
+        idx = np.flatnonzero(v.np_bool(hits))
         if len(idx):
             for i, t in zip(idx, texts.take(pa.array(idx)).to_pylist(), strict=True):
                 scores[i] = _boilerplate_score(t, self._top_bottom)
