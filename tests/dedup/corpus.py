@@ -58,6 +58,6 @@ def write_parts(texts: list[str], directory: Path, parts: int, fmt: str = "parqu
                            directory / f"part-{p:02d}.parquet")
         else:
             with open(directory / f"part-{p:02d}.jsonl", "w") as fh:
-                for i, t in zip(ids[sl], texts[sl]):
+                for i, t in zip(ids[sl], texts[sl], strict=False):
                     fh.write(json.dumps({"id": i, "text": t}) + "\n")
     return ids

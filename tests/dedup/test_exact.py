@@ -8,10 +8,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-
 from curator.dedup import ExactDeduplicationWorkflow
 from curator.dedup.exact import group_first
 from curator.dedup.hashing import hash_column
+
 from tests.dedup.corpus import expected_removed, make_corpus, write_parts
 
 
@@ -34,8 +34,8 @@ def test_finds_all_and_only_exact_duplicates(tmp_path) -> None:
     dups = pq.read_table(result.duplicates_path).to_pydict()
     assert set(dups["id"]) == _exact_expected(texts, ids)
     assert result.num_duplicates == 12 and len(dups["id"]) == 12
-    by_id = dict(zip(ids, texts))
-    for dup, kept in zip(dups["id"], dups["duplicate_of"]):  # maps back to the kept record
+    by_id = dict(zip(ids, texts, strict=False))
+    for dup, kept in zip(dups["id"], dups["duplicate_of"], strict=False):  # maps back to the kept record
         assert by_id[dup] == by_id[kept] and kept < dup
 
 
@@ -83,7 +83,7 @@ def test_hash_and_grouping_helpers() -> None:
     assert valid.tolist() == [True, True, True, False] and (h[0] == h[2]).all()
     keys = np.array([[1, 1], [2, 2], [1, 1], [1, 1]], dtype=np.uint64)
     dup, kept = group_first(keys, [np.array([1, 0, 0, 0]), np.array([0, 0, 5, 1])])
-    assert sorted(zip(dup.tolist(), kept.tolist())) == [(0, 3), (2, 3)]
+    assert sorted(zip(dup.tolist(), kept.tolist(), strict=False)) == [(0, 3), (2, 3)]
 
 
 def test_config_errors_name_the_parameter(tmp_path) -> None:

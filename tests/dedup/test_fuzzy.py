@@ -7,11 +7,15 @@ import json
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
-
 from curator_text.dedup import FuzzyDeduplicationWorkflow
 from curator_text.dedup.components import connected_components, jaccard
-from curator_text.dedup.minhash import (band_hashes, doc_shingle_sets, minhash_signatures,
-                                        shingle_hashes)
+from curator_text.dedup.minhash import (
+    band_hashes,
+    doc_shingle_sets,
+    minhash_signatures,
+    shingle_hashes,
+)
+
 from tests.dedup.corpus import expected_removed, make_corpus, write_parts
 
 
@@ -33,7 +37,7 @@ def test_finds_planted_near_duplicates_without_false_positives(tmp_path, corpus)
     assert set(dups["id"]) == expected_removed(root, ids)   # 12 exact + 12 near, nothing else
     assert result.num_duplicates == 24
     index = {d: i for i, d in enumerate(ids)}
-    for dup, kept in zip(dups["id"], dups["duplicate_of"]):
+    for dup, kept in zip(dups["id"], dups["duplicate_of"], strict=False):
         assert root[index[dup]] == root[index[kept]] and index[kept] < index[dup]
 
 
@@ -96,7 +100,7 @@ def test_signature_agreement_estimates_jaccard(corpus, method) -> None:
     sa, _ = minhash_signatures(a, num_perm=260, method=method)
     sb, _ = minhash_signatures(b, num_perm=260, method=method)
     est = (sa == sb).mean(axis=1)
-    true = [jaccard(x, y) for x, y in zip(doc_shingle_sets(a, 24), doc_shingle_sets(b, 24))]
+    true = [jaccard(x, y) for x, y in zip(doc_shingle_sets(a, 24), doc_shingle_sets(b, 24), strict=False)]
     assert np.abs(est - np.array(true)).mean() < 0.05
     unrelated, _ = minhash_signatures(texts[:2], method=method)
     assert (unrelated[0] == unrelated[1]).mean() < 0.05
@@ -109,7 +113,7 @@ def test_minhash_helpers() -> None:
     assert ok.tolist() == [False, True] and (sig[0] == 0xFFFFFFFF).all()
     assert band_hashes(sig, 4, 5).shape == (2, 4)
     nodes, roots = connected_components(np.array([5, 7, 9]), np.array([7, 3, 10]))
-    assert dict(zip(nodes.tolist(), roots.tolist())) == {3: 3, 5: 3, 7: 3, 9: 9, 10: 9}
+    assert dict(zip(nodes.tolist(), roots.tolist(), strict=False)) == {3: 3, 5: 3, 7: 3, 9: 9, 10: 9}
 
 
 def test_config_errors_name_the_parameter(tmp_path) -> None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from curator.dedup.semantic import find_semantic_duplicates
 
 
@@ -81,7 +80,6 @@ def _write_embeddings(directory, x, parts=3, list_type=None):
 
 def test_workflow_finds_planted_duplicates_and_removes_them(tmp_path, monkeypatch) -> None:
     import pyarrow.parquet as pq
-
     from curator.dedup import SemanticDeduplicationWorkflow
 
     monkeypatch.setenv("CURATOR_SUMMARY", "0")
@@ -105,7 +103,6 @@ def test_workflow_finds_planted_duplicates_and_removes_them(tmp_path, monkeypatc
 def test_workflow_matches_in_memory_function(tmp_path, monkeypatch) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
-
     from curator.dedup import SemanticDeduplicationWorkflow
 
     monkeypatch.setenv("CURATOR_SUMMARY", "0")

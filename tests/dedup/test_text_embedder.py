@@ -8,7 +8,6 @@ import sys
 import numpy as np
 import pyarrow as pa
 import pytest
-
 from curator import Pipeline
 from curator_text.tasks import DocumentBatch
 

@@ -31,7 +31,11 @@ __all__ = ["DeduplicationWorkflow", "DeduplicationResult", "RemoveDuplicatesStag
 
 @dataclass
 class DeduplicationResult:
-    """What a workflow run produced: where the duplicate ids (and deduplicated data) are."""
+    """What a workflow run produced: where the duplicate ids (and deduplicated data) are.
+
+    ``rejected`` counts the records (malformed lines …) each stage sent to the rejected sink;
+    ``timings`` the seconds each phase took.
+    """
 
     duplicates_path: str
     output_path: str | None

@@ -144,27 +144,42 @@ class RayDataExecutor(BaseExecutor):
         cpus = float(cluster.get("CPU", 1.0))
         gpus = float(cluster.get("GPU", 0.0))
         gpu_mem = node_gpu_memory_gb() if any(s.resources.gpu_memory_gb for s in stages) else None
+        split = self.repartitions(cpus)
+        # Actor pools hold their CPUs for the whole run: they share what is left after one CPU
+        # for Ray tasks (stateless stages and the 1-CPU block repartitioning between stages),
+        # so every pool starts and no task waits forever, however many stages there are.
+        room = 0.95 * (cpus - 1 if split else cpus)
+        actor_cpus = sum(s.resources.cpus for s in stages if has_setup(s)) or 1.0
         plans = []
         for s in stages:
-            n = stage_override(self.config, "num_workers", s) or s.num_workers or (
-                plan_workers(s, cpus, int(gpus)) if has_setup(s) else None)
-            plans.append((s, n))
-        self._planned = [int(n or plan_workers(s, cpus, int(gpus))) for s, n in plans]
-        # CPUs the actor pools hold for the whole run, plus one task slot per stateless stage.
-        want = sum(s.resources.cpus * (n if has_setup(s) else 1) for s, n in plans)
-        scale = min(1.0, 0.95 * cpus / want) if want else 1.0
+            fixed = stage_override(self.config, "num_workers", s) or s.num_workers
+            if fixed:
+                n = int(fixed)
+            elif has_setup(s):  # an equal share of the room, at most what resources allow
+                n = max(1, min(plan_workers(s, cpus, int(gpus)), int(room / actor_cpus)))
+            else:
+                n = plan_workers(s, cpus, int(gpus))
+            plans.append((s, n, fixed))
+        self._planned = [n for _, n, _ in plans]
+        want = sum(s.resources.cpus * n for s, n, _ in plans if has_setup(s))
+        scale = min(1.0, room / want) if want else 1.0
         args = []
-        for s, n in plans:
+        for s, n, fixed in plans:
             a: dict[str, Any] = {"num_cpus": round(max(s.resources.cpus * scale, 0.01), 3)}
             frac = s.resources.gpu_fraction(gpu_mem)
             if frac:
                 a["num_gpus"] = frac
             if has_setup(s):
-                a["compute"] = ray.data.ActorPoolStrategy(size=int(n))
-            elif n:
-                a["concurrency"] = int(n)
+                a["compute"] = ray.data.ActorPoolStrategy(size=n)
+            elif fixed:
+                a["concurrency"] = int(fixed)
             args.append(a)
         return args
+
+    @staticmethod
+    def repartitions(cpus: float) -> bool:
+        """Whether to split blocks between stages (a 1-CPU task each; off below 2 CPUs)."""
+        return cpus >= 2
 
     # -- running -------------------------------------------------------------------------------
     def _run(self, stages: list[ProcessingStage], initial: list[Task], ctx: RunContext,
@@ -197,8 +212,10 @@ class RayDataExecutor(BaseExecutor):
             return outputs
         table = pa.table({"task": pa.array([cloudpickle.dumps(t) for t in initial], pa.binary()),
                           "event": pa.array([b""] * len(initial), pa.binary())})
-        ds = ray.data.from_arrow(table).repartition(
-            target_num_rows_per_block=max(1, stages[0].batch_size))
+        split = self.repartitions(float(cluster.get("CPU", 1.0)))
+        ds = ray.data.from_arrow(table)
+        if split:
+            ds = ds.repartition(target_num_rows_per_block=max(1, stages[0].batch_size))
         restarts = int(self.config.get("max_worker_restarts", 4))
         for i, (stage, args) in enumerate(zip(stages, self.remote_args(stages, cluster),
                                               strict=True)):
@@ -217,7 +234,7 @@ class RayDataExecutor(BaseExecutor):
                     ds = ds.map_batches(udf.__call__, batch_size=stage.batch_size,
                                         batch_format="pyarrow", zero_copy_batch=True,
                                         max_retries=restarts, **args)
-            if i + 1 < len(stages):  # small blocks, so the next stage's workers share them
+            if split and i + 1 < len(stages):  # small blocks, so the next stage's workers share them
                 ds = ds.repartition(target_num_rows_per_block=max(1, stages[i + 1].batch_size))
         reporter = ProgressReporter(stats, ctx.progress_interval) if ctx.progress else None
         if reporter:

@@ -140,7 +140,7 @@ class FuzzyDeduplicationWorkflow(DeduplicationWorkflow):
         ia = order[np.searchsorted(key, a, sorter=order)]
         ib = order[np.searchsorted(key, b, sorter=order)]
         return np.fromiter((jaccard(sets[x], sets[y]) >= self.jaccard_threshold
-                            for x, y in zip(ia.tolist(), ib.tolist())), dtype=bool, count=len(a))
+                            for x, y in zip(ia.tolist(), ib.tolist(), strict=False)), dtype=bool, count=len(a))
 
     @staticmethod
     def _ids(docs: pa.Table | None, nodes: np.ndarray) -> pa.Array:

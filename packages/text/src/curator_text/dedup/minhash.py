@@ -177,7 +177,9 @@ def band_hashes(signatures: np.ndarray, num_bands: int, minhashes_per_band: int)
 
 
 def doc_shingle_sets(texts: Sequence[str], char_ngrams: int) -> list[np.ndarray]:
-    """The sorted unique shingle hashes of each text (for exact Jaccard similarity)."""
+    """The sorted unique 32-bit shingle hashes of each text (for exact Jaccard similarity)."""
     x, counts = shingle_hashes(texts, char_ngrams)
+    with np.errstate(over="ignore"):
+        x = (_mix(x) >> np.uint64(32)).astype(np.uint32)
     bounds = np.cumsum(counts)[:-1]
     return [np.unique(part) for part in np.split(x, bounds)]

@@ -140,7 +140,7 @@ class CandidateDocsStage(ProcessingStage[FileGroupTask, FileGroupTask]):
         if self.with_shingles:
             sets = doc_shingle_sets(_texts(table, self.text_field), self.char_ngrams)
             offsets = np.concatenate(([0], np.cumsum([len(s) for s in sets]))).astype(np.int64)
-            values = np.concatenate(sets) if sets else np.empty(0, np.uint64)
+            values = np.concatenate(sets) if sets else np.empty(0, np.uint32)
             cols["shingles"] = pa.LargeListArray.from_arrays(pa.array(offsets), pa.array(values))
         write_parquet(pa.table(cols), out)
         return task

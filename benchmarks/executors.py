@@ -1,0 +1,174 @@
+"""Executor benchmark: per-task overhead and throughput of a CPU-bound stage, 1 vs 2 workers,
+with peak memory (RSS summed over this process and all its children, Ray's included).
+
+    uv run python benchmarks/executors.py [--tasks 40] [--items 200] [--rounds 300]
+
+Ray runs share one local cluster (RayClient, all cores) started before the first Ray run. With a
+CUDA GPU, ``--gpu-demo`` also shows ``Resources(gpus=0.25)`` packing four actors on one GPU.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import threading
+import time
+from dataclasses import dataclass
+
+import psutil
+
+from curator import LocalExecutor, Pipeline, ProcessingStage, Resources, Task
+
+
+@dataclass
+class Hash(ProcessingStage):
+    """CPU-bound: ``rounds`` chained sha256 per item."""
+
+    rounds: int = 300
+    name: str = "Hash"
+    worker_mode: str = "process"
+
+    def process(self, task: Task) -> Task:
+        out = []
+        for x in task.data:
+            h = str(x).encode()
+            for _ in range(self.rounds):
+                h = hashlib.sha256(h).digest()
+            out.append(h[0])
+        return task.derive(out)
+
+
+@dataclass
+class Noop(ProcessingStage):
+    """Does nothing: its wall time per task is the executor's overhead."""
+
+    name: str = "Noop"
+
+    def process(self, task: Task) -> Task:
+        return task
+
+
+class PeakRSS:
+    """Samples the summed RSS of this process tree every 50 ms in a thread."""
+
+    def __init__(self) -> None:
+        self.peak = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+
+    def _sample(self) -> int:
+        me = psutil.Process()
+        total = 0
+        for p in [me, *me.children(recursive=True)]:
+            try:
+                total += p.memory_info().rss
+            except (psutil.NoSuchProcess, psutil.AccessDenied):
+                pass
+        return total
+
+    def _loop(self) -> None:
+        while not self._stop.wait(0.05):
+            self.peak = max(self.peak, self._sample())
+
+    def __enter__(self) -> PeakRSS:
+        self.peak = self._sample()
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+def make(kind: str, workers: int, stage: str):
+    if kind == "local":
+        return LocalExecutor(num_workers=workers)
+    from curator.executors.ray_actor_pool import RayActorPoolExecutor
+    from curator.executors.ray_data import RayDataExecutor
+
+    cls = RayDataExecutor if kind == "ray_data" else RayActorPoolExecutor
+    return cls(num_workers={stage: workers})
+
+
+def tasks(n: int, items: int) -> list[Task]:
+    return [Task(f"t{i:05d}", "bench", list(range(i * items, (i + 1) * items))) for i in range(n)]
+
+
+def run_one(kind: str, workers: int, stage: ProcessingStage, n: int, items: int) -> dict:
+    with PeakRSS() as mem:
+        start = time.perf_counter()
+        result = Pipeline("bench", stages=[stage]).run(
+            make(kind, workers, stage.name), initial_tasks=tasks(n, items), summary=False)
+        wall = time.perf_counter() - start
+    assert len(result) == n
+    return {"wall": wall, "per_task_ms": 1000 * wall / n, "items_s": n * items / wall,
+            "peak_mb": mem.peak / 2**20}
+
+
+def gpu_demo() -> None:
+    """Four actors of a Resources(gpus=0.25) stage on one GPU (needs CUDA; not run without)."""
+    import ray
+
+    @dataclass
+    class WhereAmI(ProcessingStage):
+        name: str = "WhereAmI"
+        resources: Resources = Resources(cpus=0.25, gpus=0.25)
+
+        def setup(self, worker_metadata=None) -> None:
+            self.gpu_ids = ray.get_gpu_ids()
+
+        def process(self, task: Task) -> Task:
+            time.sleep(1.0)
+            return task.derive({"gpu": self.gpu_ids, "pid": os.getpid()})
+
+    from curator.executors.ray_actor_pool import RayActorPoolExecutor
+
+    out = Pipeline("gpu", stages=[WhereAmI()]).run(
+        RayActorPoolExecutor(num_workers=4), initial_tasks=tasks(8, 1), summary=False)
+    pids = {t.data["pid"] for t in out}
+    gpus = {tuple(t.data["gpu"]) for t in out}
+    print(f"gpu demo: {len(pids)} actors on GPU(s) {sorted(gpus)} (Resources(gpus=0.25))")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--tasks", type=int, default=40)
+    ap.add_argument("--items", type=int, default=200)
+    ap.add_argument("--rounds", type=int, default=300)
+    ap.add_argument("--executors", default="local,ray_data,ray_actor_pool")
+    ap.add_argument("--gpu-demo", action="store_true")
+    args = ap.parse_args()
+    os.environ.setdefault("CURATOR_SUMMARY", "0")
+    kinds = args.executors.split(",")
+    client = None
+    if any(k.startswith("ray") for k in kinds):
+        from curator.executors.ray_client import RayClient
+
+        t0 = time.perf_counter()
+        client = RayClient(num_cpus=os.cpu_count(), object_store_memory=300 * 2**20).start()
+        print(f"ray cluster started in {time.perf_counter() - t0:.1f}s")
+    print(f"{'executor':<16}{'stage':<6}{'workers':>8}{'wall s':>9}{'ms/task':>9}"
+          f"{'items/s':>10}{'peak RSS MB':>13}")
+    try:
+        for kind in kinds:
+            for workers in (1, 2):
+                for stage, items in ((Noop(), 1), (Hash(rounds=args.rounds), args.items)):
+                    r = run_one(kind, workers, stage, args.tasks, items)
+                    print(f"{kind:<16}{stage.name:<6}{workers:>8}{r['wall']:>9.2f}"
+                          f"{r['per_task_ms']:>9.1f}{r['items_s']:>10.0f}{r['peak_mb']:>13.0f}",
+                          flush=True)
+        if args.gpu_demo:
+            from curator.executors.local import available_gpus
+
+            if available_gpus():
+                gpu_demo()
+            else:
+                print("gpu demo skipped: no CUDA GPU on this machine")
+    finally:
+        if client is not None:
+            client.stop()
+
+
+if __name__ == "__main__":
+    main()
