@@ -17,7 +17,6 @@ import time
 from dataclasses import dataclass
 
 import psutil
-
 from curator import LocalExecutor, Pipeline, ProcessingStage, Resources, Task
 
 

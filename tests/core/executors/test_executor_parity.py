@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 import pytest
-
 from curator import Pipeline
-from tests.core.executors.stages import (JsonWriter, Numbers, SplitInTwo, Square, make_executor,
-                                         read_records)
+
+from tests.core.executors.stages import (
+    JsonWriter,
+    Numbers,
+    SplitInTwo,
+    Square,
+    make_executor,
+    read_records,
+)
 
 EXECUTORS = ["local", pytest.param("ray_data", marks=pytest.mark.ray),
              pytest.param("ray_actor_pool", marks=pytest.mark.ray)]

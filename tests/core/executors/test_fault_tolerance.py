@@ -6,10 +6,17 @@ import json
 import os
 
 import pytest
-
 from curator import Pipeline
-from tests.core.executors.stages import (DieOnce, JsonWriter, RaiseOn, Square, make_executor,
-                                         make_partitions, read_records)
+
+from tests.core.executors.stages import (
+    DieOnce,
+    JsonWriter,
+    RaiseOn,
+    Square,
+    make_executor,
+    make_partitions,
+    read_records,
+)
 
 EXECUTORS = ["local", pytest.param("ray_data", marks=pytest.mark.ray),
              pytest.param("ray_actor_pool", marks=pytest.mark.ray)]

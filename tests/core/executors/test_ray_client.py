@@ -55,7 +55,6 @@ def test_local_cluster_runs_tasks_and_stop_leaves_no_process():
 @pytest.mark.ray
 def test_client_reuses_a_running_connection_and_leaves_it_running(ray_cluster):
     import ray
-
     from curator import RayClient
 
     with RayClient(num_cpus=1) as client:

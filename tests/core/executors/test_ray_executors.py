@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-
 from curator import Pipeline, ProcessingStage, Resources, Task
 from curator.executors import ray_common
+
 from tests.core.executors.stages import Numbers, SplitInTwo, Square
 
 ROOT = Path(__file__).resolve().parents[3]

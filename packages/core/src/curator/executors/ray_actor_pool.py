@@ -11,9 +11,15 @@ import cloudpickle
 
 from curator.executors.base import BaseExecutor, RunContext, RunResult, StageCall, invoke_stage
 from curator.executors.local import plan_workers
-from curator.executors.ray_common import (BatchOutcome, LineageTracker, apply_outcome,
-                                          node_gpu_memory_gb, ray_session, run_with_retries,
-                                          stage_override)
+from curator.executors.ray_common import (
+    BatchOutcome,
+    LineageTracker,
+    apply_outcome,
+    node_gpu_memory_gb,
+    ray_session,
+    run_with_retries,
+    stage_override,
+)
 from curator.executors.stats import ProgressReporter, RunStats
 from curator.executors.workers import StageSetupError
 from curator.stages.base import ProcessingStage

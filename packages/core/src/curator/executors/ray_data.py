@@ -10,9 +10,15 @@ import cloudpickle
 
 from curator.executors.base import BaseExecutor, RunContext, RunResult, invoke_stage
 from curator.executors.local import plan_workers
-from curator.executors.ray_common import (LineageTracker, apply_outcome, has_setup,
-                                          node_gpu_memory_gb, ray_session, run_with_retries,
-                                          stage_override)
+from curator.executors.ray_common import (
+    LineageTracker,
+    apply_outcome,
+    has_setup,
+    node_gpu_memory_gb,
+    ray_session,
+    run_with_retries,
+    stage_override,
+)
 from curator.executors.stats import ProgressReporter, RunStats
 from curator.stages.base import ProcessingStage
 from curator.tasks import EmptyTask, Task
