@@ -1,6 +1,8 @@
 """Stages: the steps of a pipeline."""
 
 from curator.stages.base import CompositeStage, ProcessingStage, StageIO
+from curator.stages.file_partitioning import FilePartitioningStage
 from curator.stages.function import FunctionStage, processing_stage
 
-__all__ = ["ProcessingStage", "CompositeStage", "StageIO", "FunctionStage", "processing_stage"]
+__all__ = ["ProcessingStage", "CompositeStage", "StageIO", "FunctionStage", "processing_stage",
+           "FilePartitioningStage"]

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 from curator import CompositeStage, EmptyTask, FileGroupTask, ProcessingStage, Resources, stable_id
 from curator.errors import ConfigError
+from curator.stages.file_partitioning import FilePartitioningStage
 
 from curator_image.io.decode import (
     DEFAULT_MAX_PIXELS,
@@ -24,38 +25,21 @@ __all__ = ["ImageReaderStage", "WebDatasetShardPartitionStage", "WebDatasetReade
 
 
 @dataclass
-class WebDatasetShardPartitionStage(ProcessingStage[EmptyTask, FileGroupTask]):
+class WebDatasetShardPartitionStage(FilePartitioningStage):
     """Lists WebDataset ``.tar`` shards (local or fsspec URLs) into one task per
     ``files_per_partition`` shards, in sorted order, with ids derived from the shard paths."""
 
-    file_paths: str | list[str] = ""
-    files_per_partition: int = 1
+    files_per_partition: int | None = 1
+    file_extensions: list[str] | None = field(default_factory=lambda: [".tar"])
     name: str = "WebDatasetShardPartitionStage"
     resources: Resources = field(default_factory=lambda: Resources(cpus=0.5))
     modality = "image"
 
-    def __post_init__(self) -> None:
-        if not self.file_paths:
-            raise ConfigError(f"{self.name}: file_paths is required (a directory, glob or list "
-                              f"of .tar shards)")
-        if self.files_per_partition < 1:
-            raise ConfigError(f"{self.name}: files_per_partition must be >= 1")
+    def task_id_for(self, group: list[str]) -> str:
+        return f"{_stem(group[0])}_{stable_id(*group, length=8)}"
 
-    @property
-    def is_source(self) -> bool:
-        return True
-
-    def outputs(self):
-        return ["data"], []
-
-    def process(self, task: EmptyTask) -> list[FileGroupTask]:
-        from curator.io import expand_paths
-
-        paths = expand_paths(self.file_paths, extensions=[".tar"])
-        n = self.files_per_partition
-        groups = [paths[i:i + n] for i in range(0, len(paths), n)]
-        return [FileGroupTask(task_id=f"{_stem(g[0])}_{stable_id(*g, length=8)}",
-                              dataset_name=_stem(g[0]), data=g) for g in groups]
+    def dataset_name_for(self, group: list[str]) -> str:
+        return _stem(group[0])
 
 
 def _stem(path: str) -> str:

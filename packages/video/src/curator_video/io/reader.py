@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from curator import CompositeStage, EmptyTask, FileGroupTask, ProcessingStage, stable_id
-from curator.io import expand_paths
+from curator.stages.file_partitioning import FilePartitioningStage
 
 from curator_video.tasks import Video, VideoTask
 
@@ -15,8 +15,8 @@ __all__ = ["VideoReaderStage", "VideoListStage", "VideoMetadataStage", "VIDEO_EX
 VIDEO_EXTENSIONS = (".mp4", ".mov", ".mkv", ".avi", ".webm", ".m4v", ".mpg", ".mpeg", ".ts")
 
 
-@dataclass
-class VideoListStage(ProcessingStage[EmptyTask, FileGroupTask]):
+@dataclass(init=False)
+class VideoListStage(FilePartitioningStage):
     """Lists the video files under ``input_video_path`` (a directory, glob or fsspec URL), one
     task per video with a deterministic id from its path.
 
@@ -32,26 +32,37 @@ class VideoListStage(ProcessingStage[EmptyTask, FileGroupTask]):
     name: str = "VideoListStage"
     modality: ClassVar[str] = "video"
 
+    def __init__(self, input_video_path: str | list[str] = "", video_limit: int | None = None,
+                 extensions: tuple[str, ...] = VIDEO_EXTENSIONS,
+                 name: str = "VideoListStage") -> None:
+        self.input_video_path = input_video_path
+        self.video_limit = video_limit
+        self.extensions = tuple(extensions)
+        self.name = name
+        self.blocksize = None
+        self.dataset_name = ""
+        self.__post_init__()
+
     def __post_init__(self) -> None:
         if not self.input_video_path:
             raise ValueError(f"{self.name}: input_video_path is required (a directory, glob or URL)")
         if self.video_limit is not None and self.video_limit < 1:
             raise ValueError(f"{self.name}: video_limit must be >= 1 or None, got {self.video_limit}")
-
-    @property
-    def is_source(self) -> bool:
-        return True
-
-    def outputs(self):
-        return ["data"], []
+        self.file_paths = self.input_video_path
+        self.file_extensions = list(self.extensions)
+        self.files_per_partition = 1
+        super().__post_init__()
 
     def process(self, task: EmptyTask) -> list[FileGroupTask]:
-        paths = expand_paths(self.input_video_path, list(self.extensions))
-        paths = [p for p in paths if p.lower().endswith(self.extensions)]
-        if self.video_limit is not None:
-            paths = paths[: self.video_limit]
-        return [FileGroupTask(task_id=f"video_{stable_id(p)}", dataset_name="video", data=[p])
-                for p in paths]
+        tasks = super().process(task)
+        tasks = [t for t in tasks if t.data[0].lower().endswith(self.extensions)]
+        return tasks if self.video_limit is None else tasks[: self.video_limit]
+
+    def task_id_for(self, group: list[str]) -> str:
+        return f"video_{stable_id(group[0])}"
+
+    def dataset_name_for(self, group: list[str]) -> str:
+        return "video"
 
 
 @dataclass

@@ -1,0 +1,107 @@
+"""FilePartitioningStage: lists input files and groups them into partitions (FileGroupTasks).
+
+The source stage of every file reader (text, image, audio, video); modality packages subclass it
+to change the file extensions or the task-id format."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from curator.errors import ConfigError
+from curator.io import expand_paths, get_fs
+from curator.stages.base import ProcessingStage
+from curator.tasks import EmptyTask, FileGroupTask, stable_id
+
+__all__ = ["FilePartitioningStage"]
+
+
+@dataclass
+class FilePartitioningStage(ProcessingStage[EmptyTask, FileGroupTask]):
+    """Expands ``file_paths`` (files, directories, globs, fsspec URLs) and groups the files into
+    partitions of ``files_per_partition`` files or about ``blocksize`` bytes (e.g. ``"64MB"``).
+    Each partition's ``task_id`` is derived from its file paths, so it is the same on every run.
+
+    Parameters:
+        file_paths: a path, glob, directory or list of them.
+        files_per_partition: files per partition (default 1 when neither option is given).
+        blocksize: target bytes per partition (int or a string like ``"128MB"``).
+        file_extensions: keep only these endings when listing directories and globs.
+    """
+
+    file_paths: str | list[str] = ""
+    files_per_partition: int | None = None
+    blocksize: int | str | None = None
+    file_extensions: list[str] | None = None
+    name: str = "FilePartitioningStage"
+    limit: int | None = None
+    dataset_name: str = field(default="")
+
+    def __post_init__(self) -> None:
+        if not self.file_paths:
+            raise ConfigError(f"{self.name}: file_paths is required (a path, glob or directory)")
+        if self.files_per_partition is not None and self.blocksize is not None:
+            raise ConfigError(f"{self.name}: give files_per_partition or blocksize, not both")
+        if self.files_per_partition is not None and int(self.files_per_partition) < 1:
+            raise ConfigError(f"{self.name}: files_per_partition must be >= 1")
+        if self.blocksize is not None and _parse_size(self.blocksize) < 1:
+            raise ConfigError(f"{self.name}: blocksize must be positive, got {self.blocksize!r}")
+
+    @property
+    def is_source(self) -> bool:
+        return True
+
+    def outputs(self):
+        return ["data"], []
+
+    def process(self, task: EmptyTask) -> list[FileGroupTask]:
+        files = expand_paths(self.file_paths, self.file_extensions)
+        groups = self._group(files)
+        if self.limit is not None:
+            groups = groups[: self.limit]
+        return [FileGroupTask(task_id=self.task_id_for(g), dataset_name=self.dataset_name_for(g),
+                              data=g, metadata={"source_files": list(g)}) for g in groups]
+
+    def task_id_for(self, group: list[str]) -> str:
+        """The deterministic id of a partition (default: a hash of its paths)."""
+        return stable_id(*group)
+
+    def dataset_name_for(self, group: list[str]) -> str:
+        return self.dataset_name or "dataset"
+
+    def _group(self, files: list[str]) -> list[list[str]]:
+        if self.blocksize is None:
+            n = int(self.files_per_partition or 1)
+            return [files[i:i + n] for i in range(0, len(files), n)]
+        limit = _parse_size(self.blocksize)
+        groups: list[list[str]] = []
+        cur: list[str] = []
+        size = 0
+        for f in files:
+            try:
+                fs, p = get_fs(f)
+                s = int(fs.size(p) or 0)
+            except Exception:  # noqa: BLE001 - an unreadable file is reported by the reader
+                s = 0
+            if cur and size + s > limit:
+                groups.append(cur)
+                cur, size = [], 0
+            cur.append(f)
+            size += s
+        if cur:
+            groups.append(cur)
+        return groups
+
+
+_UNITS = {"": 1, "B": 1, "KB": 1000, "MB": 1000**2, "GB": 1000**3, "KIB": 1024,
+          "MIB": 1024**2, "GIB": 1024**3, "K": 1000, "M": 1000**2, "G": 1000**3}
+
+
+def _parse_size(value: int | str) -> int:
+    if isinstance(value, int):
+        return value
+    s = str(value).strip().upper().replace(" ", "")
+    num = s.rstrip("KMGIB")
+    unit = s[len(num):]
+    if unit not in _UNITS:
+        raise ValueError(f"blocksize {value!r}: unknown unit (use B, KB, MB, GB)")
+    return int(float(num) * _UNITS[unit])
