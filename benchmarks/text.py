@@ -151,7 +151,8 @@ def run_one(raw_dir: str, out_dir: str, filters: bool, args: argparse.Namespace,
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--docs", type=int, default=100_000)
-    ap.add_argument("--files", type=int, default=40)
+    ap.add_argument("--files", type=int, default=80,
+                    help="input files; partitions are one file each, so this sets the memory per task")
     ap.add_argument("--executor", default="local")
     ap.add_argument("--blocksize", default="4MB")
     ap.add_argument("--repeat", type=int, default=1)
