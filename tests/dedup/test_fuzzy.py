@@ -41,6 +41,19 @@ def test_finds_planted_near_duplicates_without_false_positives(tmp_path, corpus)
         assert root[index[dup]] == root[index[kept]] and index[kept] < index[dup]
 
 
+def test_jaccard_verification_in_many_buckets_gives_the_same_duplicates(tmp_path, corpus) -> None:
+    texts, root = corpus
+    ids = write_parts(texts, tmp_path / "in", 3)
+    found = []
+    for per_bucket in (16_384, 3):  # one bucket, then many: memory bounded per bucket
+        wf = FuzzyDeduplicationWorkflow(str(tmp_path / "in"), str(tmp_path / f"out{per_bucket}"))
+        wf.docs_per_bucket = per_bucket
+        dups = pq.read_table(wf.run().duplicates_path).to_pydict()
+        found.append(sorted(zip(dups["id"], dups["duplicate_of"], strict=True)))
+    assert found[0] == found[1]
+    assert {d for d, _ in found[1]} == expected_removed(root, ids)
+
+
 def test_removal_works_with_any_partitioning(tmp_path, corpus) -> None:
     texts, root = corpus
     kept_sets = []

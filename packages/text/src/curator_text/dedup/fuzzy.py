@@ -6,8 +6,11 @@ Phases (each a pipeline on the workflow's executor; every output is written atom
 1. ``MinHashLSHStage`` per input file: MinHash signatures over character n-grams, split into
    ``num_bands`` bands of ``minhashes_per_band`` values; each band's hash goes to a hash partition.
 2. ``LSHBucketsStage`` per partition: documents sharing a band hash become candidate pairs.
-3. ``CandidateDocsStage`` per input file: ids (and shingle sets) of the candidate documents.
-4. Pairs whose true Jaccard similarity of shingle sets is below ``jaccard_threshold`` are dropped
+3. The candidate pairs are hash-partitioned (by their first document) into buckets of about
+   ``docs_per_bucket`` documents, written under the cache; ``CandidateDocsStage`` per input file
+   writes each bucket's candidate documents (ids and shingle sets).
+4. ``JaccardVerifyStage`` per bucket computes the true Jaccard similarity of the bucket's pairs,
+   so memory is bounded by a bucket, not the corpus. Pairs below ``jaccard_threshold`` are dropped
    (``use_jaccard=True``); connected components of the remaining pairs are the duplicate groups.
    The first document of each group in input order is kept, the others' ids are written to
    ``output_path/duplicates/fuzzy.parquet``.
@@ -23,11 +26,17 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
-from curator.dedup.workflow import DeduplicationWorkflow
+from curator.dedup.io import write_parquet
+from curator.dedup.workflow import DeduplicationWorkflow, done
 from curator.io import expand_paths, join_path
 
-from curator_text.dedup.components import connected_components, jaccard
-from curator_text.dedup.stages import CandidateDocsStage, LSHBucketsStage, MinHashLSHStage
+from curator_text.dedup.components import connected_components
+from curator_text.dedup.stages import (
+    CandidateDocsStage,
+    JaccardVerifyStage,
+    LSHBucketsStage,
+    MinHashLSHStage,
+)
 
 __all__ = ["FuzzyDeduplicationWorkflow"]
 
@@ -58,6 +67,8 @@ class FuzzyDeduplicationWorkflow(DeduplicationWorkflow):
     """
 
     name = "fuzzy_dedup"
+    #: candidate documents per Jaccard verification bucket (bounds one task's memory)
+    docs_per_bucket = 16_384
 
     def __init__(self, input_path: str | Sequence[str], output_path: str, *,
                  text_field: str = "text", char_ngrams: int = 24, num_bands: int = 20,
@@ -102,50 +113,67 @@ class FuzzyDeduplicationWorkflow(DeduplicationWorkflow):
         if len(a):
             pairs = np.unique(np.stack([a, b], axis=1), axis=0)
             a, b = pairs[:, 0], pairs[:, 1]
-        docs = self._candidates(files, np.unique(np.concatenate([a, b])))
-        if self.use_jaccard and len(a):
-            ok = self._verify(a, b, docs)
-            a, b = a[ok], b[ok]
+        del edges
+        a, b, ids = self._verified(files, parts, a, b)
         nodes, roots = connected_components(a, b)
         dup = nodes != roots
-        ids = self._ids(docs, nodes)
         table = pa.table({"id": ids.take(np.flatnonzero(dup)),
                           "duplicate_of": ids.take(np.searchsorted(nodes, roots[dup]))})
         self.write_duplicates(table, "fuzzy.parquet")
         return int(dup.sum())
 
-    def _candidates(self, files: list[str], keys: np.ndarray) -> pa.Table | None:
-        out_dir = self._cache("candidates")
+    def _verified(self, files: list[str], parts: int, a: np.ndarray, b: np.ndarray,
+                  ) -> tuple[np.ndarray, np.ndarray, pa.Array]:
+        """The verified pairs ``(a, b)`` and the ids of their sorted unique nodes.
+
+        The candidate pairs are hash-partitioned by their first document into buckets of about
+        :attr:`docs_per_bucket` documents; each bucket's pairs and documents (with shingle sets)
+        are written under the cache, and :class:`JaccardVerifyStage` verifies one bucket at a
+        time, so no process holds more than a bucket's shingle sets.
+        """
+        if len(a) == 0:
+            return a, b, pa.array([], pa.string())
+        ndocs = len(np.unique(np.concatenate([a, b])))
+        k = max(1, -(-ndocs // self.docs_per_bucket))
+        tag = f"{parts}_k{k}_{'j' if self.use_jaccard else 'ids'}"
+        pairs_dir, docs_dir = self._cache(f"pairs_{tag}"), self._cache(f"candidates_{tag}")
+        out_dir = self._cache(f"verified_{tag}")
+        with np.errstate(over="ignore"):
+            mixed = a.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+        bucket = ((mixed >> np.uint64(32)) % np.uint64(k)).astype(np.int64)
+        used = np.unique(bucket)
+        for j in used.tolist():
+            path = join_path(pairs_dir, f"b{j:05d}.parquet")
+            if not done(path):
+                sel = bucket == j
+                write_parquet(pa.table({"a": a[sel], "b": b[sel]}), path)
+        # every (document, bucket) a document is needed in, grouped by input file
+        keys = np.concatenate([a, b])
+        need = np.unique(np.stack([keys, np.concatenate([bucket, bucket])], axis=1), axis=0)
+        file_of, row_of = need[:, 0] >> 32, need[:, 0] & 0xFFFFFFFF
         tasks = []
-        file_of, row_of = keys >> 32, keys & 0xFFFFFFFF
         for task in self.file_tasks(files):
-            rows = row_of[file_of == task.metadata["file_index"]]
-            if len(rows):
-                task.metadata["rows"] = rows.tolist()
+            sel = file_of == task.metadata["file_index"]
+            if sel.any():
+                task.metadata["rows"] = row_of[sel].tolist()
+                task.metadata["buckets"] = need[sel, 1].tolist()
                 tasks.append(task)
-        self.run_stage(CandidateDocsStage(self.text_field, self.id_field, out_dir,
+        del need, file_of, row_of, keys
+        self.run_stage(CandidateDocsStage(self.text_field, self.id_field, docs_dir,
                                           self.char_ngrams, self.use_jaccard), tasks)
-        if not tasks:
-            return None
-        names = [join_path(out_dir, f"f{t.metadata['file_index']:05d}.parquet") for t in tasks]
-        return pa.concat_tables([pq.read_table(n) for n in names], promote_options="default")
+        del tasks
+        wanted = set(used.tolist())
+        verify = [t for t in self.partition_tasks(k) if t.metadata["partition_index"] in wanted]
+        self.run_stage(JaccardVerifyStage(pairs_dir, docs_dir, out_dir), verify)
+        res = _read_dir(out_dir)
+        a, b = res.column("a").to_numpy(), res.column("b").to_numpy()
+        if self.use_jaccard:
+            ok = np.nan_to_num(res.column("similarity").to_numpy(), nan=-1.0)
+            ok = ok >= self.jaccard_threshold
+            a, b = a[ok], b[ok]
+            res = res.filter(pa.array(ok))
+        nodes, first = np.unique(np.concatenate([a, b]), return_index=True)
+        ids = pa.chunked_array(res.column("id_a").chunks + res.column("id_b").chunks)
+        return a, b, ids.take(pa.array(first)).combine_chunks() if len(nodes) else pa.array(
+            [], pa.string())
 
-    def _verify(self, a: np.ndarray, b: np.ndarray, docs: pa.Table) -> np.ndarray:
-        key = docs.column("key").to_numpy()
-        order = np.argsort(key)
-        col = docs.column("shingles").combine_chunks()
-        offsets = col.offsets.to_numpy()
-        values = col.values.to_numpy()
-        sets = [values[offsets[j]:offsets[j + 1]] for j in range(len(key))]
-        ia = order[np.searchsorted(key, a, sorter=order)]
-        ib = order[np.searchsorted(key, b, sorter=order)]
-        return np.fromiter((jaccard(sets[x], sets[y]) >= self.jaccard_threshold
-                            for x, y in zip(ia.tolist(), ib.tolist(), strict=False)), dtype=bool, count=len(a))
-
-    @staticmethod
-    def _ids(docs: pa.Table | None, nodes: np.ndarray) -> pa.Array:
-        if docs is None or len(nodes) == 0:
-            return pa.array([], pa.string())
-        key = docs.column("key").to_numpy()
-        order = np.argsort(key)
-        return docs.column("id").take(order[np.searchsorted(key, nodes, sorter=order)])

@@ -15,9 +15,11 @@ from curator.io import expand_paths, join_path
 from curator.stages.base import ProcessingStage
 from curator.tasks import FileGroupTask, Task
 
+from curator_text.dedup.components import jaccard
 from curator_text.dedup.minhash import band_hashes, doc_shingle_sets, minhash_signatures
 
-__all__ = ["MinHashLSHStage", "LSHBucketsStage", "CandidateDocsStage", "doc_key"]
+__all__ = ["MinHashLSHStage", "LSHBucketsStage", "CandidateDocsStage", "JaccardVerifyStage",
+           "doc_key"]
 
 
 def doc_key(file_index: int, rows: np.ndarray) -> np.ndarray:
@@ -28,9 +30,9 @@ def _texts(table: pa.Table, field: str) -> list[str]:
     return [t if isinstance(t, str) else "" for t in table.column(field).to_pylist()]
 
 
-def _partition_files(cache_dir: str, p: int) -> list[str]:
+def _partition_files(cache_dir: str, p: int, prefix: str = "p") -> list[str]:
     try:
-        return expand_paths(join_path(cache_dir, f"p{p:05d}"), [".parquet"])
+        return expand_paths(join_path(cache_dir, f"{prefix}{p:05d}"), [".parquet"])
     except FileNotFoundError:
         return []
 
@@ -119,7 +121,10 @@ class LSHBucketsStage(ProcessingStage[Task, Task]):
 class CandidateDocsStage(ProcessingStage[FileGroupTask, FileGroupTask]):
     """Read the candidate documents of one file: their id and (for Jaccard) shingle set.
 
-    The rows to read are in ``task.metadata["rows"]``.
+    The rows to read are in ``task.metadata["rows"]`` and, aligned with them, the verification
+    buckets each row is needed in are in ``task.metadata["buckets"]`` (a row may be needed in
+    several). Each bucket's documents go to ``out_dir/bKKKKK/fIIIII.parquet``; a marker under
+    ``out_dir/_done`` written last makes a re-run skip the file.
     """
 
     name = "CandidateDocs"
@@ -131,16 +136,66 @@ class CandidateDocsStage(ProcessingStage[FileGroupTask, FileGroupTask]):
 
     def process(self, task: FileGroupTask) -> FileGroupTask:
         i = int(task.metadata["file_index"])
-        out = join_path(self.out_dir, f"f{i:05d}.parquet")
-        if done(out):
+        marker = join_path(self.out_dir, "_done", f"f{i:05d}.parquet")
+        if done(marker):
             return task
         rows = np.asarray(task.metadata["rows"], dtype=np.int64)
-        table = read_table(task.data[0], [self.id_field, self.text_field]).take(rows)
-        cols = {"key": doc_key(i, rows), "id": table.column(self.id_field)}
-        if self.with_shingles:
-            sets = doc_shingle_sets(_texts(table, self.text_field), self.char_ngrams)
-            offsets = np.concatenate(([0], np.cumsum([len(s) for s in sets]))).astype(np.int64)
-            values = np.concatenate(sets) if sets else np.empty(0, np.uint32)
-            cols["shingles"] = pa.LargeListArray.from_arrays(pa.array(offsets), pa.array(values))
-        write_parquet(pa.table(cols), out)
+        buckets = np.asarray(task.metadata.get("buckets", np.zeros(len(rows))), dtype=np.int64)
+        urows, inv = np.unique(rows, return_inverse=True)
+        table = read_table(task.data[0], [self.id_field, self.text_field]).take(urows)
+        ids = table.column(self.id_field)
+        sets = (doc_shingle_sets(_texts(table, self.text_field), self.char_ngrams)
+                if self.with_shingles else [])
+        del table
+        for k in np.unique(buckets).tolist():
+            sel = np.unique(inv[buckets == k])
+            cols = {"key": doc_key(i, urows[sel]), "id": ids.take(pa.array(sel))}
+            if self.with_shingles:
+                part = [sets[j] for j in sel.tolist()]
+                offsets = np.concatenate(([0], np.cumsum([len(x) for x in part]))).astype(np.int64)
+                values = np.concatenate(part) if part else np.empty(0, np.uint32)
+                cols["shingles"] = pa.LargeListArray.from_arrays(pa.array(offsets),
+                                                                 pa.array(values))
+            write_parquet(pa.table(cols), join_path(self.out_dir, f"b{k:05d}", f"f{i:05d}.parquet"))
+        write_parquet(pa.table({"rows": [len(urows)]}), marker)
+        return task
+
+
+class JaccardVerifyStage(ProcessingStage[Task, Task]):
+    """Verify one bucket of candidate pairs: attach both documents' ids and (with shingles) the
+    exact Jaccard similarity of their shingle sets (NaN without shingles).
+
+    Reads ``pairs_dir/bKKKKK.parquet`` (columns ``a``, ``b``) and the bucket's candidate documents
+    ``docs_dir/bKKKKK/*.parquet``; writes ``out_dir/bKKKKK.parquet`` (``a``, ``b``, ``id_a``,
+    ``id_b``, ``similarity``). Only one bucket's shingle sets are in memory at a time.
+    """
+
+    name = "JaccardVerify"
+
+    def __init__(self, pairs_dir: str, docs_dir: str, out_dir: str) -> None:
+        self.pairs_dir, self.docs_dir, self.out_dir = pairs_dir, docs_dir, out_dir
+
+    def process(self, task: Task) -> Task:
+        k = int(task.metadata["partition_index"])
+        out = join_path(self.out_dir, f"b{k:05d}.parquet")
+        if done(out):
+            return task
+        pairs = pq.read_table(join_path(self.pairs_dir, f"b{k:05d}.parquet"))
+        a, b = pairs.column("a").to_numpy(), pairs.column("b").to_numpy()
+        docs = pa.concat_tables([pq.read_table(f) for f in _partition_files(self.docs_dir, k, "b")],
+                                promote_options="default")
+        key = docs.column("key").to_numpy()
+        order = np.argsort(key)
+        ia = order[np.searchsorted(key, a, sorter=order)]
+        ib = order[np.searchsorted(key, b, sorter=order)]
+        ids = docs.column("id")
+        sim = np.full(len(a), np.nan)
+        if "shingles" in docs.column_names:
+            col = docs.column("shingles").combine_chunks()
+            offsets, values = col.offsets.to_numpy(), col.values.to_numpy()
+            for n, (x, y) in enumerate(zip(ia.tolist(), ib.tolist(), strict=True)):
+                sim[n] = jaccard(values[offsets[x]:offsets[x + 1]],
+                                 values[offsets[y]:offsets[y + 1]])
+        write_parquet(pa.table({"a": a, "b": b, "id_a": ids.take(pa.array(ia)),
+                                "id_b": ids.take(pa.array(ib)), "similarity": sim}), out)
         return task
