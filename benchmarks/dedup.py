@@ -17,51 +17,17 @@ import os
 import shutil
 import sys
 import tempfile
-import threading
 import time
 from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
 from multiprocessing import get_context
 
 import numpy as np
-import psutil
 import pyarrow as pa
 import pyarrow.parquet as pq
+from _rss import PeakRSS  # noqa: E402  (benchmarks/ is on sys.path when run as a script)
 
 os.environ.setdefault("CURATOR_SUMMARY", "0")
-
-
-class PeakRSS:
-    """Samples the RSS of this process's children (the workflow runs in one) every
-    ``interval`` seconds."""
-
-    def __init__(self, interval: float = 0.05) -> None:
-        self.interval, self.peak, self._stop = interval, 0, threading.Event()
-
-    def _sample(self) -> int:
-        me = psutil.Process()
-        total = 0
-        for child in me.children(recursive=True):
-            try:
-                total += child.memory_info().rss
-            except psutil.Error:
-                pass
-        return total
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            self.peak = max(self.peak, self._sample())
-            time.sleep(self.interval)
-
-    def __enter__(self) -> PeakRSS:
-        self.peak = self._sample()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self._stop.set()
-        self._thread.join()
 
 
 def make_corpus(directory: str, n: int, files: int, *, exact: float, near: float, seed: int = 0):
@@ -112,7 +78,7 @@ def make_corpus(directory: str, n: int, files: int, *, exact: float, near: float
 def score(removed: np.ndarray, root: np.ndarray, kinds: np.ndarray | None = None):
     """(precision, recall, false removals) of ``removed`` ids against the planted groups."""
     size = Counter(root.tolist())
-    per_group = Counter(root[removed].tolist())
+    per_group = Counter(root[np.asarray(removed, dtype=np.int64)].tolist())
     expected = sum(s - 1 for s in size.values())
     correct = sum(min(c, size[g] - 1) for g, c in per_group.items())
     return correct / max(len(removed), 1), correct / max(expected, 1), len(removed) - correct
@@ -151,7 +117,7 @@ def main() -> int:
             continue
         out = os.path.join(work, f"out_{name}")
         shutil.rmtree(out, ignore_errors=True)
-        with PeakRSS() as mem, ProcessPoolExecutor(1, mp_context=get_context("spawn")) as pool:
+        with PeakRSS(include_self=False) as mem, ProcessPoolExecutor(1, mp_context=get_context("spawn")) as pool:
             dt, dup_path, timings = pool.submit(_run, name, inp, out).result()
         removed = pq.read_table(dup_path).column("id").to_numpy()
         planted = root if name == "fuzzy" else _exact_roots(inp, root)

@@ -12,11 +12,10 @@ from __future__ import annotations
 import argparse
 import hashlib
 import os
-import threading
 import time
 from dataclasses import dataclass
 
-import psutil
+from _rss import PeakRSS  # noqa: E402  (benchmarks/ is on sys.path when run as a script)
 from curator import LocalExecutor, Pipeline, ProcessingStage, Resources, Task
 
 
@@ -46,38 +45,6 @@ class Noop(ProcessingStage):
 
     def process(self, task: Task) -> Task:
         return task
-
-
-class PeakRSS:
-    """Samples the summed RSS of this process tree every 50 ms in a thread."""
-
-    def __init__(self) -> None:
-        self.peak = 0
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._loop, daemon=True)
-
-    def _sample(self) -> int:
-        me = psutil.Process()
-        total = 0
-        for p in [me, *me.children(recursive=True)]:
-            try:
-                total += p.memory_info().rss
-            except (psutil.NoSuchProcess, psutil.AccessDenied):
-                pass
-        return total
-
-    def _loop(self) -> None:
-        while not self._stop.wait(0.05):
-            self.peak = max(self.peak, self._sample())
-
-    def __enter__(self) -> PeakRSS:
-        self.peak = self._sample()
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join()
 
 
 def make(kind: str, workers: int, stage: str):

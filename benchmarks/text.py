@@ -19,10 +19,10 @@ import json
 import os
 import random
 import shutil
-import threading
 import time
 
 import psutil
+from _rss import PeakRSS  # noqa: E402  (benchmarks/ is on sys.path when run as a script)
 
 WORDS = ("the of and to in is was for that on with as by at from his her it an were are which "
          "this be or has had not but have also its one after first new two their who been "
@@ -68,35 +68,6 @@ def generate(raw_dir: str, docs: int, files: int, seed: int = 1234) -> None:
             for i in range(per):
                 fh.write(json.dumps({"id": f"{f}-{i}", "text": make_doc(rng),
                                      "url": f"https://site{i % 97}.org/{f}/{i}"}) + "\n")
-
-
-class PeakRSS:
-    """Samples the summed RSS of this process and all its children every 50 ms."""
-
-    def __init__(self) -> None:
-        self.peak = 0
-        self._stop = threading.Event()
-        self._t = threading.Thread(target=self._run, daemon=True)
-
-    def _run(self) -> None:
-        me = psutil.Process()
-        while not self._stop.is_set():
-            total = 0
-            for p in [me, *me.children(recursive=True)]:
-                try:
-                    total += p.memory_info().rss
-                except psutil.Error:
-                    pass
-            self.peak = max(self.peak, total)
-            self._stop.wait(0.05)
-
-    def __enter__(self) -> PeakRSS:
-        self._t.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._t.join()
 
 
 def build(raw_dir: str, out_dir: str, filters: bool, blocksize: str, workers: int = 1):

@@ -60,7 +60,6 @@ def test_contract(video_dir):
 
 def test_videos_on_an_fsspec_filesystem_are_read_split_and_decoded(video_dir):
     import fsspec
-
     from curator_video import ClipFrameExtractionStage, ClipTranscodingStage, SceneCutSplitStage
 
     fs = fsspec.filesystem("memory")

@@ -7,8 +7,14 @@ Public API::
 
 from __future__ import annotations
 
-from curator.errors import (ConfigError, CuratorError, PipelineValidationError, PluginConflictError,
-                            PluginError, UnknownNameError)
+from curator.errors import (
+    ConfigError,
+    CuratorError,
+    PipelineValidationError,
+    PluginConflictError,
+    PluginError,
+    UnknownNameError,
+)
 from curator.executors.base import BaseExecutor, RunContext, RunResult
 from curator.executors.local import LocalExecutor
 from curator.executors.stats import RunStats, StageStats

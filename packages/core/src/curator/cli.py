@@ -101,8 +101,13 @@ def cmd_describe(args: argparse.Namespace, registry: Registry) -> int:
 
 
 def cmd_run(args: argparse.Namespace, registry: Registry) -> int:
-    from curator.spec import (apply_overrides, executor_from_spec, load_spec,
-                              pipeline_from_spec, run_options)
+    from curator.spec import (
+        apply_overrides,
+        executor_from_spec,
+        load_spec,
+        pipeline_from_spec,
+        run_options,
+    )
 
     spec = apply_overrides(load_spec(args.spec), args.set or [])
     pipeline = pipeline_from_spec(spec, registry)

@@ -11,8 +11,13 @@ from collections import defaultdict
 from typing import Any
 
 from curator.errors import CuratorError
-from curator.executors.base import (BaseExecutor, RunContext, RunResult, StageCall,
-                                    failed_task_record)
+from curator.executors.base import (
+    BaseExecutor,
+    RunContext,
+    RunResult,
+    StageCall,
+    failed_task_record,
+)
 from curator.executors.stats import ProgressReporter, RunStats
 from curator.executors.workers import ProcessWorker, StageSetupError, ThreadWorker, WorkerDied
 from curator.stages.base import ProcessingStage
