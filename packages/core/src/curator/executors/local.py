@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 import multiprocessing as mp
 import os
 import queue
 import threading
 import time
-from collections import defaultdict
 from typing import Any
 
 from curator.errors import CuratorError
@@ -16,8 +16,8 @@ from curator.executors.base import (
     RunContext,
     RunResult,
     StageCall,
-    failed_task_record,
 )
+from curator.executors.retry import apply_outcome, run_with_retries
 from curator.executors.stats import ProgressReporter, RunStats
 from curator.executors.workers import ProcessWorker, StageSetupError, ThreadWorker, WorkerDied
 from curator.stages.base import ProcessingStage
@@ -247,48 +247,31 @@ class _LocalRun:
             for _ in range(self.n_workers[i + 1]):
                 self._put(self.queues[i + 1], _END)
 
-    def _attempt(self, i: int, runner: Any, batch: list[Task]) -> list[tuple[list[Task], StageCall]]:
-        """Run a batch with retries; a failing batch is split so only bad tasks are rejected."""
-        failures = 0
-        while True:
-            try:
-                call = runner.call(batch)
-            except WorkerDied as exc:
-                self.stats.bump(i, "worker_restarts")
-                runner.restart()
-                call = StageCall([], [], 0.0, 0, 0, error=str(exc))
-            if call.error is None:
-                return [(batch, call)]
-            if len(batch) > 1:
-                return [r for t in batch for r in self._attempt(i, runner, [t])]
-            failures += 1
-            if failures > self.ctx.max_retries:
-                stage = self.stages[i]
-                if isinstance(batch[0], EmptyTask):  # the source failed: there is no input
-                    raise SourceStageError(f"source stage {stage.name!r} failed, so the "
-                                           f"pipeline has no input:\n{call.error}")
-                self.stats.bump(i, "failed_tasks")
-                self.ctx.sink.add(stage.name, batch[0].task_id,
-                                  [failed_task_record(stage, batch[0], call.error)])
-                return [(batch, StageCall([], [], call.busy_s, call.items_in, 0))]
-            self.stats.bump(i, "retries")
+    def _call(self, i: int, runner: Any, batch: list[Task]) -> StageCall:
+        """One attempt; a dead worker process is replaced and the attempt counts as failed."""
+        try:
+            return runner.call(batch)
+        except WorkerDied as exc:
+            self.stats.bump(i, "worker_restarts")
+            runner.restart()
+            return StageCall([], [], 0.0, 0, 0, error=str(exc))
 
     def _handle(self, i: int, runner: Any, batch: list[Task]) -> None:
         stage = self.stages[i]
         last = i + 1 == len(self.stages)
-        for inputs, call in self._attempt(i, runner, batch):
-            by_task: dict[str, list] = defaultdict(list)
-            for rec in call.rejected:
-                by_task[rec.task_id].append(rec)
-            for tid, recs in by_task.items():
-                self.ctx.sink.add(stage.name, tid, recs)
+        call_once = functools.partial(self._call, i, runner)
+        for outcome in run_with_retries(stage.name, call_once, batch, self.ctx.max_retries):
+            inputs, call = outcome.inputs, outcome.call
+            source = isinstance(inputs[0], EmptyTask)
+            if outcome.failed is not None and source:  # the source failed: there is no input
+                raise SourceStageError(f"source stage {stage.name!r} failed, so the pipeline "
+                                       f"has no input:\n{outcome.failed.error}")
+            skipped = 0
+            if i == 0 and source:
+                call.outputs, skipped = self.ctx.skip_done(call.outputs)
+            apply_outcome(self.ctx, self.stats, i, stage.name, len(inputs), call,
+                          outcome.retries, outcome.failed, inputs[0].task_id, skipped=skipped)
             outputs = call.outputs
-            if i == 0 and isinstance(inputs[0], EmptyTask):
-                outputs, skipped = self.ctx.skip_done(outputs)
-                self.stats.stages[0].skipped += skipped
-            self.stats.record(i, tasks_in=len(inputs), tasks_out=len(outputs),
-                              items_in=call.items_in, items_out=call.items_out,
-                              busy_s=call.busy_s)
             if self.tracker and not last:
                 for out in outputs:
                     self.tracker.started(out.partition)
