@@ -147,6 +147,9 @@ def main() -> int:
 
         cluster = RayClient()
         cluster.start()
+        time.sleep(2)
+        print(f"idle Ray cluster (counted in every peak below): "
+              f"{PeakRSS().sample() / 2**20:.0f} MB", flush=True)
     floor = run_one(raw, os.path.join(args.workdir, "out_floor"), False, args, args.docs, mb)
     print(json.dumps(floor), flush=True)
     runs = []

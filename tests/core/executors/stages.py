@@ -90,20 +90,18 @@ class RaiseOn(ProcessingStage):
 class JsonWriter(ProcessingStage):
     """Writes each task's records to ``{out_dir}/{task_id}.jsonl`` atomically.
 
-    With ``hang_after`` > 0 it stops (sleeps) once that many partitions are marked done in
-    ``checkpoint_dir``: the test then kills the run mid-way.
+    With ``hang_after`` > 0 it stalls (sleeps until killed) on every partition numbered
+    ``hang_after`` or more, so exactly the first ``hang_after`` partitions can finish (every
+    executor hands out work in order): the test then kills the run mid-way.
     """
 
     out_dir: str = ""
-    checkpoint_dir: str = ""
     hang_after: int = 0
     name: str = "JsonWriter"
 
     def process(self, task: Task) -> FileGroupTask:
-        if self.hang_after:
-            done = os.path.join(self.checkpoint_dir, "done")
-            while os.path.isdir(done) and len(os.listdir(done)) >= self.hang_after:
-                time.sleep(1)
+        while self.hang_after and int(task.partition.removeprefix("part")) >= self.hang_after:
+            time.sleep(1)
         path = os.path.join(self.out_dir, f"{task.task_id}.jsonl")
         with atomic_write(path, "w") as fh:
             for x in task.data:
@@ -121,9 +119,9 @@ def read_records(out_dir: str) -> list[tuple[str, int]]:
     return sorted(recs)
 
 
-def resume_pipeline(out_dir: str, checkpoint_dir: str = "", hang_after: int = 0) -> Pipeline:
+def resume_pipeline(out_dir: str, hang_after: int = 0) -> Pipeline:
     return Pipeline("resume", stages=[Square(), SplitInTwo(),
-                                      JsonWriter(out_dir, checkpoint_dir, hang_after)])
+                                      JsonWriter(out_dir, hang_after)])
 
 
 def make_executor(kind: str, address: str | None = None):
@@ -141,7 +139,7 @@ def make_executor(kind: str, address: str | None = None):
 if __name__ == "__main__":  # a job for test_resume: kind out_dir checkpoint_dir n hang_after [addr]
     kind, out, ckpt, n, hang = sys.argv[1:6]
     addr = sys.argv[6] if len(sys.argv) > 6 else None
-    result = resume_pipeline(out, ckpt, int(hang)).run(
+    result = resume_pipeline(out, int(hang)).run(
         make_executor(kind, addr), initial_tasks=make_partitions(int(n)), checkpoint_dir=ckpt,
         summary=False)
     print(json.dumps({"skipped": result.stats.stages[0].skipped, "outputs": len(result)}))

@@ -47,23 +47,38 @@ def test_unknown_config_key_is_refused():
         RayActorPoolExecutor(num_wrokers=2)
 
 
-def test_remote_args_fit_many_stages_on_two_cpus_and_map_gpu_memory(monkeypatch):
+def _many_stages() -> list[ProcessingStage]:
+    return [AddOne().with_(name=f"a{i}") for i in range(6)] + [
+        Square(), AddOne().with_(name="gpu_mem", resources=Resources(cpus=1, gpu_memory_gb=20)),
+        AddOne().with_(name="gpu_q", resources=Resources(cpus=1, gpus=0.25))]
+
+
+def test_plan_fuses_equal_resources_and_maps_gpu_memory(monkeypatch):
     from curator.executors.ray_data import RayDataExecutor
 
     monkeypatch.setattr("curator.executors.ray_data.node_gpu_memory_gb", lambda: 80.0)
-    stages = [AddOne().with_(name=f"a{i}") for i in range(6)] + [
-        Square(), AddOne().with_(name="gpu_mem", resources=Resources(cpus=1, gpu_memory_gb=20)),
-        AddOne().with_(name="gpu_q", resources=Resources(cpus=1, gpus=0.25))]
     ex = RayDataExecutor(num_workers={"a0": 3})
-    args = ex.remote_args(stages, {"CPU": 2.0, "GPU": 1.0})
-    actors = [a for a in args if "compute" in a]
-    held = sum(a["num_cpus"] * a["compute"].min_size for a in actors)
-    assert held <= 1.0  # every actor pool fits beside 1 CPU for tasks: 8 stages on 2 CPUs
-    assert args[0]["compute"].min_size == 3  # per-stage override
-    assert "compute" not in args[6]  # stateless stage: Ray tasks
-    assert args[7]["num_gpus"] == pytest.approx(0.25)  # 20 GB of an 80 GB GPU
-    assert args[8]["num_gpus"] == 0.25
-    assert "num_gpus" not in args[1]
+    groups = ex.groups(_many_stages())
+    assert [g.name for g in groups] == ["a0+a1+a2+a3+a4+a5+Square", "gpu_mem", "gpu_q"]
+    plans = ex.plan(groups, {"CPU": 2.0, "GPU": 1.0})
+    held = sum(args["num_cpus"] * n for n, args in plans)
+    assert held <= 2.0  # every pool fits on the 2 CPUs
+    assert plans[0][0] == 3  # the member's override sizes its group
+    assert "num_gpus" not in plans[0][1]
+    assert plans[1][1]["num_gpus"] == pytest.approx(0.25)  # 20 GB of an 80 GB GPU
+    assert plans[2][1]["num_gpus"] == 0.25
+
+
+def test_plan_without_fusion_fits_nine_pools_on_two_cpus(monkeypatch):
+    from curator.executors.ray_data import RayDataExecutor
+
+    monkeypatch.setattr("curator.executors.ray_data.node_gpu_memory_gb", lambda: 80.0)
+    ex = RayDataExecutor(fuse_stages=False)
+    groups = ex.groups(_many_stages())
+    assert len(groups) == 9
+    plans = ex.plan(groups, {"CPU": 2.0, "GPU": 1.0})
+    assert sum(args["num_cpus"] * n for n, args in plans) <= 2.0
+    assert all(n >= 1 for n, _ in plans)
 
 
 @pytest.mark.ray
@@ -83,10 +98,34 @@ def test_actor_pool_honours_num_workers_override(ray_cluster):
     from curator.executors.ray_actor_pool import RayActorPoolExecutor
 
     stages = [Numbers(n=4), AddOne(), Square()]
-    result = Pipeline("pool", stages=stages).run(
-        RayActorPoolExecutor({"num_workers": {"AddOne": 1, "Square": 2}}), summary=False)
-    assert sorted(x for t in result for x in t.data) == sorted((x + 1) ** 2 for x in range(12))
-    assert [s.workers for s in result.stats.stages] == [1, 1, 2]
+    for fuse, workers in ((False, [1, 1, 2]), (True, [1, 2, 2])):  # a group takes the largest
+        result = Pipeline("pool", stages=stages).run(
+            RayActorPoolExecutor({"num_workers": {"AddOne": 1, "Square": 2},
+                                  "fuse_stages": fuse}), summary=False)
+        assert sorted(x for t in result for x in t.data) == sorted((x + 1) ** 2 for x in range(12))
+        assert [s.workers for s in result.stats.stages] == workers
+
+
+@dataclass
+class MissingInput(ProcessingStage):
+    """A source stage whose input is not there."""
+
+    name: str = "MissingInput"
+
+    def process(self, task: Task) -> list[Task]:
+        raise FileNotFoundError("no such file: /nowhere/*.jsonl")
+
+
+@pytest.mark.ray
+@pytest.mark.parametrize("kind", ["ray_data", "ray_actor_pool"])
+def test_failing_source_stops_the_run_with_its_error(ray_cluster, kind):
+    from curator.executors.base import SourceStageError
+
+    from tests.core.executors.stages import make_executor
+
+    with pytest.raises(SourceStageError, match="/nowhere"):
+        Pipeline("nosource", stages=[MissingInput(), Square()]).run(
+            make_executor(kind), summary=False)
 
 
 @pytest.mark.ray

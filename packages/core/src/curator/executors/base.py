@@ -11,13 +11,18 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from curator.checkpoint import CheckpointStore, PartitionTracker
+from curator.errors import CuratorError
 from curator.executors.stats import RunStats
 from curator.rejected import RejectedRecord, RejectedSink
 from curator.stages.base import ProcessingStage
 from curator.tasks import EMPTY_TASK, EmptyTask, StagePerf, Task
 
 __all__ = ["BaseExecutor", "RunContext", "RunResult", "StageCall", "invoke_stage",
-           "failed_task_record", "env_flag"]
+           "failed_task_record", "env_flag", "SourceStageError"]
+
+
+class SourceStageError(CuratorError):
+    """The first stage could not produce any task (missing input path, bad pattern)."""
 
 
 def env_flag(name: str) -> bool | None:

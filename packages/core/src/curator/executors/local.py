@@ -10,11 +10,11 @@ import threading
 import time
 from typing import Any
 
-from curator.errors import CuratorError
 from curator.executors.base import (
     BaseExecutor,
     RunContext,
     RunResult,
+    SourceStageError,
     StageCall,
 )
 from curator.executors.retry import apply_outcome, run_with_retries
@@ -23,13 +23,9 @@ from curator.executors.workers import ProcessWorker, StageSetupError, ThreadWork
 from curator.stages.base import ProcessingStage
 from curator.tasks import EmptyTask, Task
 
-__all__ = ["LocalExecutor", "plan_workers", "available_gpus"]
+__all__ = ["LocalExecutor", "SourceStageError", "plan_workers", "available_gpus"]
 
 _END = object()
-
-
-class SourceStageError(CuratorError):
-    """The first stage could not produce any task (missing input path, bad pattern)."""
 
 
 def available_gpus() -> int:

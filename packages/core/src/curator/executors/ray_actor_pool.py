@@ -9,86 +9,127 @@ from typing import Any
 
 import cloudpickle
 
-from curator.executors.base import BaseExecutor, RunContext, RunResult, StageCall, invoke_stage
+from curator.executors.base import (
+    BaseExecutor,
+    RunContext,
+    RunResult,
+    StageCall,
+    failed_task_record,
+)
+from curator.executors.fusion import StageGroup, chain_reports, group_stages
 from curator.executors.local import plan_workers
 from curator.executors.ray_common import (
-    BatchOutcome,
     LineageTracker,
-    apply_outcome,
+    apply_report,
     node_gpu_memory_gb,
     ray_session,
-    run_with_retries,
     stage_override,
+    start_tasks,
 )
 from curator.executors.stats import ProgressReporter, RunStats
 from curator.executors.workers import StageSetupError
 from curator.stages.base import ProcessingStage
-from curator.tasks import EmptyTask, Task
+from curator.tasks import Task
 
 __all__ = ["RayActorPoolExecutor"]
 
-_CONFIG_KEYS = {"num_workers", "max_retries", "address", "num_cpus", "num_gpus",
+_CONFIG_KEYS = {"num_workers", "fuse_stages", "max_retries", "address", "num_cpus", "num_gpus",
                 "object_store_memory", "ray_timeout_s", "setup_timeout_s"}
 
 
-class _StageActor:
-    """A Ray actor holding one set-up copy of a stage."""
+class _GroupActor:
+    """A Ray actor holding one set-up copy of a group of fused stages."""
 
-    def __init__(self, stage_bytes: bytes, name: str) -> None:
+    def __init__(self, group_bytes: bytes, name: str) -> None:
         self.name = name
-        self.stage: ProcessingStage = cloudpickle.loads(stage_bytes)
-        self.stage.setup({"worker": name})
+        self.group: StageGroup = cloudpickle.loads(group_bytes)
+        for stage in self.group.stages:
+            stage.setup({"worker": name})
 
     def ready(self) -> bool:
         return True
 
-    def call(self, tasks: list[Task]) -> StageCall:
-        return invoke_stage(self.stage, tasks, self.name)
+    def call(self, tasks: list[Task], max_retries: int,
+             n_stages: int) -> tuple[list[dict[str, Any]], list[Task]]:
+        return chain_reports(self.group, tasks, max_retries, self.name, n_stages)
 
     def teardown(self) -> None:
-        self.stage.teardown()
+        for stage in self.group.stages:
+            stage.teardown()
+
+
+class _ActorDied(Exception):
+    pass
 
 
 class _Actor:
     """Driver-side handle of one actor: starts it, calls it, replaces it when it dies."""
 
-    def __init__(self, remote_cls: Any, stage: ProcessingStage, name: str,
+    def __init__(self, remote_cls: Any, group: StageGroup, name: str,
                  setup_timeout: float) -> None:
         self.remote_cls = remote_cls
-        self.stage_bytes = cloudpickle.dumps(stage)
-        self.stage_name = stage.name
+        self.group_bytes = cloudpickle.dumps(group)
+        self.group_name = group.name
         self.name = name
         self.setup_timeout = setup_timeout
-        self.restarts = 0
         self._start()
 
     def _start(self) -> None:
         import ray  # noqa: PLC0415
 
-        self.handle = self.remote_cls.remote(self.stage_bytes, self.name)
+        self.handle = self.remote_cls.remote(self.group_bytes, self.name)
         try:
             ray.get(self.handle.ready.remote(), timeout=self.setup_timeout)
         except ray.exceptions.GetTimeoutError as exc:
             ray.kill(self.handle)
             raise StageSetupError(
-                f"{self.stage_name}: actor {self.name} did not start within "
+                f"{self.group_name}: actor {self.name} did not start within "
                 f"{self.setup_timeout:.0f}s; the cluster may lack the resources it asks for "
                 f"({ray.available_resources()} free): lower the stage's Resources or "
                 f"num_workers, or raise setup_timeout_s") from exc
         except ray.exceptions.RayActorError as exc:
-            raise StageSetupError(f"{self.stage_name}.setup() failed in actor {self.name}: "
+            raise StageSetupError(f"{self.group_name}.setup() failed in actor {self.name}: "
                                   f"{exc}") from exc
 
-    def call(self, tasks: list[Task]) -> StageCall:
+    def call(self, tasks: list[Task], max_retries: int,
+             n_stages: int) -> tuple[list[dict[str, Any]], list[Task]]:
         import ray  # noqa: PLC0415
 
         try:
-            return ray.get(self.handle.call.remote(tasks))
+            return ray.get(self.handle.call.remote(tasks, max_retries, n_stages))
         except ray.exceptions.RayActorError as exc:  # the worker process died: replace it
-            self.restarts += 1
             self._start()
-            return StageCall([], [], 0.0, sum(t.num_items for t in tasks), 0,
-                             error=f"actor {self.name} of stage {self.stage_name} died: {exc}")
+            raise _ActorDied(f"actor {self.name} of {self.group_name} died: {exc}") from exc
+
+    def run(self, group: StageGroup, batch: list[Task], max_retries: int,
+            n_stages: int) -> tuple[list[dict[str, Any]], list[Task]]:
+        """Call with the retry policy for dying workers: a batch whose worker died is split
+        and each task retried ``max_retries`` times, then rejected by the group's first stage.
+        Restarts and those retries are counted on the group's first stage."""
+        deaths = 0
+        while True:
+            try:
+                reports, out = self.call(batch, max_retries, n_stages)
+            except _ActorDied as exc:
+                deaths += 1
+                if len(batch) == 1 and deaths <= max_retries:
+                    continue
+                if len(batch) > 1:
+                    parts = [self.run(group, [t], max_retries, n_stages) for t in batch]
+                    reports = [r for rs, _ in parts for r in rs]
+                    out = [t for _, ts in parts for t in ts]
+                    reports[0]["restarts"] += deaths
+                    return reports, out
+                rec = failed_task_record(group.stages[0], batch[0], str(exc))
+                return [{"index": group.first, "tasks_in": 1, "retries": deaths - 1,
+                         "restarts": deaths, "failed": rec, "failed_task_id": batch[0].task_id,
+                         "call": StageCall([], [], 0.0, batch[0].num_items, 0),
+                         "consumed": [(batch[0].partition, batch[0].task_id)],
+                         "produced": []}], []
+            if deaths:
+                reports[0]["restarts"] += deaths
+                reports[0]["retries"] += deaths
+            return reports, out
 
     def close(self) -> None:
         import ray  # noqa: PLC0415
@@ -100,17 +141,22 @@ class _Actor:
 
 
 class RayActorPoolExecutor(BaseExecutor):
-    """Runs one stage at a time over all tasks on a pool of Ray actors, then the next stage.
+    """Runs one group of stages at a time over all tasks on a pool of Ray actors, then the next.
 
-    Each actor holds a copy of the stage and calls ``setup()`` once. ``Resources`` become the
-    actors' ``num_cpus`` / ``num_gpus`` (``gpu_memory_gb`` as a fraction of the node's GPU).
-    A task that raises is retried ``max_retries`` times, then written to the rejected sink; an
-    actor whose process dies is replaced and its batch retried. Simple and robust, but all of a
-    stage's outputs are held before the next stage starts: prefer :class:`RayDataExecutor` when
-    intermediate data is large.
+    The source stage runs on the driver (as for :class:`RayDataExecutor`); consecutive stages
+    asking for the same ``Resources`` are fused into one group (``fuse_stages=False``: one stage
+    per group). Each actor holds a copy of its group and calls every member's ``setup()`` once.
+    ``Resources`` become the actors' ``num_cpus`` / ``num_gpus`` (``gpu_memory_gb`` as a
+    fraction of the node's GPU). A task that raises is retried ``max_retries`` times, then
+    written to the rejected sink; an actor whose process dies is replaced and its batch retried
+    (a restart, and a task that kills every attempt, are counted on the group's first stage).
+    Simple and robust, but all of a group's outputs are held before the next group starts:
+    prefer :class:`RayDataExecutor` when intermediate data is large.
 
     Config keys:
-        num_workers: actors per stage: int, or ``{stage_name: int}`` (default: from resources).
+        num_workers: actors per group: int, or ``{stage_name: int}`` (a group takes the largest
+            of its members; default: from resources).
+        fuse_stages: fuse consecutive stages with equal resources (default ``True``).
         max_retries: overrides the run's retry count.
         address, num_cpus, num_gpus, object_store_memory, ray_timeout_s: the Ray cluster (as
             for :class:`RayDataExecutor`; a local one is started and stopped when none runs).
@@ -146,63 +192,52 @@ class RayActorPoolExecutor(BaseExecutor):
                     reporter.__exit__()
         return self.finish(ctx, stats, outputs)
 
-    def _run(self, stages: list[ProcessingStage], tasks: list[Task], ctx: RunContext,
+    def _run(self, stages: list[ProcessingStage], initial: list[Task], ctx: RunContext,
              stats: RunStats, cluster: dict[str, float]) -> list[Task]:
         lineage = LineageTracker(ctx.checkpoint, len(stages))
-        source = isinstance(tasks[0], EmptyTask)
-        if not source:
-            for t in tasks:
-                t.metadata.setdefault("partition", t.task_id)
-            tasks, skipped = ctx.skip_done(tasks)
-            stats.stages[0].skipped += skipped
-            for t in tasks:
-                lineage.seed(t.partition, t.task_id)
-        for i, stage in enumerate(stages):
+        tasks, first = start_tasks(stages, initial, ctx, stats, lineage)
+        fuse = bool(self.config.get("fuse_stages", True))
+        for group in group_stages(stages[first:], first, fuse=fuse):
             if not tasks:
                 break
-            stage.setup_on_node({"node": "ray"}, {})
+            for stage in group.stages:
+                stage.setup_on_node({"node": "ray"}, {})
             nxt: list[Task] = []
-            last = i + 1 == len(stages)
 
-            def handle(o: BatchOutcome, i: int = i, stage: ProcessingStage = stage,
-                       nxt: list[Task] = nxt, last: bool = last) -> None:
+            def handle(reports: list[dict[str, Any]], out: list[Task],
+                       nxt: list[Task] = nxt) -> None:
                 """Bookkeeping as each batch lands (so the checkpoint advances during the
-                last stage, not only at its end)."""
-                outputs, skipped = o.call.outputs, 0
-                if i == 0 and source:
-                    outputs, skipped = ctx.skip_done(outputs)
-                    o.call.outputs = outputs
-                apply_outcome(ctx, stats, i, stage.name, len(o.inputs), o.call,
-                              retries=o.retries, failed=o.failed,
-                              failed_task_id=o.inputs[0].task_id, restarts=o.restarts,
-                              skipped=skipped)
-                nxt.extend(outputs)
-                lineage.report(i, [(t.partition, t.task_id) for t in o.inputs],
-                               [(t.partition, t.task_id) for t in outputs] if not last else [])
+                last group, not only at its end)."""
+                for rep in reports:
+                    nxt.extend(apply_report(rep, stages, ctx, stats, lineage))
+                nxt.extend(out)
 
-            self._run_stage(stage, tasks, ctx, cluster, stats, i, handle)
+            self._run_group(group, tasks, ctx, cluster, stats, len(stages), handle)
             tasks = nxt
         return tasks
 
-    def _run_stage(self, stage: ProcessingStage, tasks: list[Task], ctx: RunContext,
-                   cluster: dict[str, float], stats: RunStats, i: int,
+    def _run_group(self, group: StageGroup, tasks: list[Task], ctx: RunContext,
+                   cluster: dict[str, float], stats: RunStats, n_stages: int,
                    handle: Any) -> None:
-        """Run ``stage`` over ``tasks`` on an actor pool; ``handle(outcome)`` is called (one
-        at a time) as each batch finishes."""
+        """Run ``group`` over ``tasks`` on an actor pool; ``handle(reports, outputs)`` is
+        called (one at a time) as each batch finishes."""
         import ray  # noqa: PLC0415
 
         cpus = float(cluster.get("CPU", 1.0))
         gpus = float(cluster.get("GPU", 0.0))
-        res = stage.resources
-        n = plan_workers(stage, cpus, int(gpus), stage_override(self.config, "num_workers", stage))
-        batches = [tasks[k:k + stage.batch_size] for k in range(0, len(tasks), stage.batch_size)]
+        res = group.resources
+        n = group.num_workers(lambda s: stage_override(self.config, "num_workers", s))
+        n = n or plan_workers(group.stages[0], cpus, int(gpus))
+        size = group.batch_size
+        batches = [tasks[k:k + size] for k in range(0, len(tasks), size)]
         n = max(1, min(n, len(batches)))
-        stats.stages[i].workers = n
+        for i in group.indices:
+            stats.stages[i].workers = n
         opts: dict[str, Any] = {"num_cpus": min(res.cpus, cpus), "max_restarts": 0}
         frac = res.gpu_fraction(node_gpu_memory_gb() if res.gpu_memory_gb else None)
         if frac:
             opts["num_gpus"] = frac
-        remote_cls = ray.remote(**opts)(_StageActor)
+        remote_cls = ray.remote(**opts)(_GroupActor)
         timeout = float(self.config.get("setup_timeout_s", 600.0))
         work: queue.Queue = queue.Queue()
         for b in batches:
@@ -213,18 +248,15 @@ class RayActorPoolExecutor(BaseExecutor):
         def worker(w: int) -> None:
             actor = None
             try:
-                actor = _Actor(remote_cls, stage, f"{stage.name}-{w}", timeout)
+                actor = _Actor(remote_cls, group, f"{group.name}-{w}", timeout)
                 while not errors:
                     try:
                         batch = work.get_nowait()
                     except queue.Empty:
                         break
-                    before = actor.restarts
-                    out = run_with_retries(stage.name, actor.call, batch, ctx.max_retries)
-                    out[0].restarts = actor.restarts - before
+                    reports, out = actor.run(group, batch, ctx.max_retries, n_stages)
                     with lock:
-                        for o in out:
-                            handle(o)
+                        handle(reports, out)
             except BaseException as exc:  # noqa: BLE001 - re-raised in the driver thread
                 errors.append(exc)
             finally:
@@ -235,7 +267,7 @@ class RayActorPoolExecutor(BaseExecutor):
                         errors.append(exc)
 
         threads = [threading.Thread(target=worker, args=(w,), daemon=True,
-                                    name=f"curator-{stage.name}-{w}") for w in range(n)]
+                                    name=f"curator-{group.name}-{w}") for w in range(n)]
         for t in threads:
             t.start()
         for t in threads:

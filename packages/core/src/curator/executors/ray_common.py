@@ -8,11 +8,14 @@ from collections.abc import Iterator
 from typing import Any
 
 from curator.checkpoint import CheckpointStore
+from curator.executors.base import RunContext, SourceStageError, invoke_stage
 from curator.executors.retry import BatchOutcome, apply_outcome, run_with_retries
+from curator.executors.stats import RunStats
 from curator.stages.base import ProcessingStage
+from curator.tasks import EmptyTask, Task
 
 __all__ = ["ray_session", "has_setup", "BatchOutcome", "run_with_retries", "apply_outcome",
-           "node_gpu_memory_gb", "stage_override"]
+           "node_gpu_memory_gb", "stage_override", "LineageTracker", "start_tasks", "apply_report"]
 
 
 @contextlib.contextmanager
@@ -95,3 +98,56 @@ class LineageTracker:
                 self._bump(part, (index + 1, tid), 1)
         for part, tid in consumed:
             self._bump(part, (index, tid), -1)
+
+
+def start_tasks(stages: list[ProcessingStage], initial: list[Task], ctx: RunContext,
+                stats: RunStats, lineage: LineageTracker) -> tuple[list[Task], int]:
+    """The tasks the cluster starts from, and the index of the first stage to run there.
+
+    Given an empty root task, the source stage (the one that lists the work: files, manifest
+    lines) runs here on the driver, like on the local executor: a source that fails stops the
+    run with :class:`SourceStageError`, and partitions an earlier run finished are dropped, so
+    every remaining partition is its own unit of parallel work. Given tasks, those minus the
+    finished partitions are the start.
+    """
+    if not isinstance(initial[0], EmptyTask):
+        for t in initial:
+            t.metadata.setdefault("partition", t.task_id)
+        tasks, skipped = ctx.skip_done(initial)
+        stats.stages[0].skipped += skipped
+        for t in tasks:
+            lineage.seed(t.partition, t.task_id)
+        return tasks, 0
+    source = stages[0]
+    source.setup_on_node({"node": "driver"}, {})
+    source.setup({"worker": "driver"})
+    try:
+        outcomes = run_with_retries(source.name, lambda b: invoke_stage(source, b, "driver"),
+                                    initial, ctx.max_retries)
+    finally:
+        source.teardown()
+    tasks = []
+    for o in outcomes:
+        if o.failed is not None:
+            raise SourceStageError(f"source stage {source.name!r} failed, so the pipeline "
+                                   f"has no input:\n{o.failed.error}")
+        o.call.outputs, skipped = ctx.skip_done(o.call.outputs)
+        apply_outcome(ctx, stats, 0, source.name, len(o.inputs), o.call, retries=o.retries,
+                      skipped=skipped)
+        lineage.report(0, [], [(t.partition, t.task_id) for t in o.call.outputs])
+        tasks.extend(o.call.outputs)
+    stats.stages[0].workers = 1
+    return tasks, 1
+
+
+def apply_report(rep: dict[str, Any], stages: list[ProcessingStage], ctx: RunContext,
+                 stats: RunStats, lineage: LineageTracker) -> list[Task]:
+    """Driver-side bookkeeping of one report of :func:`curator.executors.fusion.chain_reports`;
+    returns the run's outputs it carries (those of the last stage)."""
+    i = rep["index"]
+    call = rep["call"]
+    apply_outcome(ctx, stats, i, stages[i].name, rep["tasks_in"], call, retries=rep["retries"],
+                  failed=rep["failed"], failed_task_id=rep["failed_task_id"],
+                  restarts=rep.get("restarts", 0))
+    lineage.report(i, rep["consumed"], rep["produced"])
+    return call.outputs if i + 1 == len(stages) else []

@@ -8,110 +8,84 @@ from typing import Any
 
 import cloudpickle
 
-from curator.executors.base import BaseExecutor, RunContext, RunResult, invoke_stage
-from curator.executors.local import plan_workers
+from curator.executors.base import BaseExecutor, RunContext, RunResult
+from curator.executors.fusion import StageGroup, chain_reports, group_stages
 from curator.executors.ray_common import (
     LineageTracker,
-    apply_outcome,
+    apply_report,
     has_setup,
     node_gpu_memory_gb,
     ray_session,
-    run_with_retries,
     stage_override,
+    start_tasks,
 )
 from curator.executors.stats import ProgressReporter, RunStats
 from curator.stages.base import ProcessingStage
-from curator.tasks import EmptyTask, Task
+from curator.tasks import Task
 
 __all__ = ["RayDataExecutor"]
 
-_CONFIG_KEYS = {"num_workers", "max_retries", "address", "num_cpus", "num_gpus",
+_CONFIG_KEYS = {"num_workers", "fuse_stages", "max_retries", "address", "num_cpus", "num_gpus",
                 "object_store_memory", "ray_timeout_s", "max_worker_restarts"}
 
 
-class _StageUDF:
-    """Runs one stage on a batch of rows ``{"task": pickled Task, "event": pickled report}``.
+class _GroupUDF:
+    """Runs a group of fused stages on a batch of rows ``{"task": pickled Task, "event":
+    pickled report}`` inside one Ray actor (each stage's ``setup`` once per actor).
 
-    Report rows of upstream stages pass through unchanged; each batch adds one report per
-    (retried) outcome so the driver can keep statistics, the rejected sink and the checkpoint.
-    Used as a function (stateless stage, Ray tasks) or a class (stage with ``setup``, actors).
+    Report rows of upstream groups pass through unchanged; every (retried) batch of every stage
+    adds one report so the driver keeps statistics, the rejected sink and the checkpoint.
     """
 
-    def __init__(self, stage_bytes: bytes, index: int, last: bool, max_retries: int,
-                 done: frozenset[str] | None, actor: bool) -> None:
-        self.stage: ProcessingStage = cloudpickle.loads(stage_bytes)
-        self.index = index
-        self.last = last
+    def __init__(self, group_bytes: bytes, n_stages: int, max_retries: int) -> None:
+        self.group: StageGroup = cloudpickle.loads(group_bytes)
+        self.n_stages = n_stages
         self.max_retries = max_retries
-        self.done = done
-        self.worker = f"{self.stage.name}-ray"
-        if actor:
-            self.stage.setup({"worker": self.worker})
+        self.worker = f"{self.group.name}-ray"
+        for stage in self.group.stages:
+            stage.setup({"worker": self.worker})
 
     def __call__(self, batch: Any) -> Any:
         import pyarrow as pa  # noqa: PLC0415
 
-        from curator.checkpoint import CheckpointStore  # noqa: PLC0415
-
-        tasks_col = batch.column("task").to_pylist()
         events = [e for e in batch.column("event").to_pylist() if e]
-        tasks = [cloudpickle.loads(t) for t in tasks_col if t]
-        out_tasks: list[bytes] = []
-        if tasks:
-            outcomes = run_with_retries(self.stage.name,
-                                        lambda b: invoke_stage(self.stage, b, self.worker),
-                                        tasks, self.max_retries)
-            for o in outcomes:
-                outputs, skipped = o.call.outputs, 0
-                if self.done is not None and isinstance(o.inputs[0], EmptyTask):
-                    kept = [t for t in outputs
-                            if CheckpointStore.key(t.partition or t.task_id) not in self.done]
-                    outputs, skipped = kept, len(outputs) - len(kept)
-                    o.call.outputs = kept
-                    o.call.items_out = sum(t.num_items for t in kept)
-                report = {"index": self.index, "tasks_in": len(o.inputs), "call": o.call,
-                          "retries": o.retries, "failed": o.failed, "skipped": skipped,
-                          "failed_task_id": o.inputs[0].task_id,
-                          "consumed": [(t.partition, t.task_id) for t in o.inputs],
-                          "produced": [(t.partition, t.task_id) for t in outputs]}
-                if not self.last:
-                    report["call"] = _without_outputs(o.call)
-                events.append(cloudpickle.dumps(report))
-                if not self.last:
-                    out_tasks.extend(cloudpickle.dumps(t) for t in outputs)
-        rows_task = out_tasks + [b""] * len(events)
-        rows_event = [b""] * len(out_tasks) + events
-        return pa.table({"task": pa.array(rows_task, pa.binary()),
-                         "event": pa.array(rows_event, pa.binary())})
+        tasks = [cloudpickle.loads(t) for t in batch.column("task").to_pylist() if t]
+        reports, passed_on = chain_reports(self.group, tasks, self.max_retries, self.worker,
+                                           self.n_stages)
+        events += [cloudpickle.dumps(r) for r in reports]
+        out_tasks = [cloudpickle.dumps(t) for t in passed_on]
+        return pa.table({"task": pa.array(out_tasks + [b""] * len(events), pa.binary()),
+                         "event": pa.array([b""] * len(out_tasks) + events, pa.binary())})
 
-    def __del__(self) -> None:  # actors end with the dataset: give the stage its teardown
-        try:
-            self.stage.teardown()
-        except Exception:  # noqa: BLE001, S110 - nothing to report to at interpreter exit
-            pass
-
-
-def _without_outputs(call: Any) -> Any:
-    from dataclasses import replace  # noqa: PLC0415
-
-    return replace(call, outputs=[None] * len(call.outputs))
+    def __del__(self) -> None:  # actors end with the dataset: give the stages their teardown
+        for stage in self.group.stages:
+            try:
+                stage.teardown()
+            except Exception:  # noqa: BLE001, S110 - nothing to report to at interpreter exit
+                pass
 
 
 class RayDataExecutor(BaseExecutor):
     """Streams tasks through all stages at once on Ray Data.
 
-    Each stage becomes a ``map_batches`` step of ``batch_size`` tasks (tasks travel as a column
-    of cloudpickled bytes). Stages that override ``setup()`` run in actor pools (``setup`` once
-    per actor); stateless stages run as Ray tasks. ``Resources.cpus`` / ``gpus`` become
-    ``num_cpus`` / ``num_gpus`` (fractional allowed), ``gpu_memory_gb`` the matching fraction of
-    the node's GPU. When the actor pools would need more CPUs than the cluster has, every stage's
-    CPU share is scaled down so any number of stages streams on a small machine.
+    The source stage (the one given the empty root task: file listing, manifest) runs on the
+    driver; each of its tasks becomes one block. Consecutive stages asking for the same
+    ``Resources`` are fused into one ``map_batches`` step, so a task is pickled once per group
+    rather than once per stage (``fuse_stages=False``: one stage per step). A group with a
+    ``setup`` runs in an actor pool (each member's ``setup`` once per actor); a stateless group
+    runs as Ray tasks. ``Resources.cpus`` / ``gpus``
+    become ``num_cpus`` / ``num_gpus`` (fractional allowed), ``gpu_memory_gb`` the matching
+    fraction of the node's GPU; when the pools would need more CPUs than the cluster has, their
+    CPU shares are scaled down so any number of groups streams on a small machine.
 
     A task that raises is retried ``max_retries`` times and then written to the rejected sink; a
-    worker process that dies is restarted by Ray and its batch retried.
+    worker process that dies is restarted by Ray and its batch retried from the group's first
+    stage (outputs are written atomically under deterministic names, so a re-run overwrites).
 
     Config keys:
-        num_workers: actors per stage: int, or ``{stage_name: int}`` (default: from resources).
+        num_workers: actors per group: int, or ``{stage_name: int}`` (a group takes the largest
+            of its members; default: the CPUs shared evenly between CPU groups, GPUs by share).
+        fuse_stages: fuse consecutive stages with equal resources (default ``True``).
         max_retries: overrides the run's retry count.
         address: connect to this Ray cluster; without one and with no Ray running, a local
             cluster is started for the run (``num_cpus``, ``num_gpus``, ``object_store_memory``)
@@ -142,50 +116,55 @@ class RayDataExecutor(BaseExecutor):
         return self.finish(ctx, stats, outputs)
 
     # -- planning ------------------------------------------------------------------------------
-    def remote_args(self, stages: list[ProcessingStage],
-                    cluster: dict[str, float]) -> list[dict[str, Any]]:
-        """``map_batches`` arguments (num_cpus, num_gpus, compute) of every stage."""
+    def groups(self, stages: list[ProcessingStage], first: int = 0) -> list[StageGroup]:
+        """The fused stage groups of ``stages`` (pipeline indices from ``first``)."""
+        return group_stages(stages, first, fuse=bool(self.config.get("fuse_stages", True)))
+
+    def plan(self, groups: list[StageGroup],
+             cluster: dict[str, float]) -> list[tuple[int, dict[str, Any]]]:
+        """Workers and ``map_batches`` arguments (num_cpus, num_gpus, compute) of every group.
+
+        Groups with a ``setup`` run in actor pools, which hold their CPUs for the whole run;
+        stateless groups run as Ray tasks (their worker processes are reused from run to run),
+        and the pools leave room for one such task so no group waits forever.
+        """
         import ray.data  # noqa: PLC0415
 
         cpus = float(cluster.get("CPU", 1.0))
         gpus = float(cluster.get("GPU", 0.0))
-        gpu_mem = node_gpu_memory_gb() if any(s.resources.gpu_memory_gb for s in stages) else None
-        split = self.repartitions(cpus)
-        # Actor pools hold their CPUs for the whole run: they share what is left after one CPU
-        # for Ray tasks (stateless stages and the 1-CPU block repartitioning between stages),
-        # so every pool starts and no task waits forever, however many stages there are.
-        room = 0.95 * (cpus - 1 if split else cpus)
-        actor_cpus = sum(s.resources.cpus for s in stages if has_setup(s)) or 1.0
-        plans = []
-        for s in stages:
-            fixed = stage_override(self.config, "num_workers", s) or s.num_workers
-            if fixed:
-                n = int(fixed)
-            elif has_setup(s):  # an equal share of the room, at most what resources allow
-                n = max(1, min(plan_workers(s, cpus, int(gpus)), int(room / actor_cpus)))
-            else:
-                n = plan_workers(s, cpus, int(gpus))
-            plans.append((s, n, fixed))
-        self._planned = [n for _, n, _ in plans]
-        want = sum(s.resources.cpus * n for s, n, _ in plans if has_setup(s))
+        gpu_mem = (node_gpu_memory_gb()
+                   if any(g.resources.gpu_memory_gb for g in groups) else None)
+        actor = [any(has_setup(s) for s in g.stages) for g in groups]
+        cpu_groups = sum(1 for g in groups if not g.resources.requires_gpu) or 1
+        sizes = []
+        for g in groups:
+            n = g.num_workers(lambda s: stage_override(self.config, "num_workers", s))
+            if not n and g.resources.requires_gpu:
+                frac = g.resources.gpu_fraction(gpu_mem) or 1.0
+                n = max(1, int(gpus / frac)) if gpus else 1
+            elif not n:  # the CPUs shared evenly between the CPU groups
+                n = max(1, int(cpus / cpu_groups / max(g.resources.cpus, 1e-3)))
+            sizes.append(n)
+        tasks_cpus = max((g.resources.cpus for g, a in zip(groups, actor, strict=True) if not a),
+                         default=0.0)
+        if tasks_cpus and any(actor):
+            tasks_cpus = min(tasks_cpus, cpus / 2)
+        room = cpus - tasks_cpus
+        want = sum(g.resources.cpus * n
+                   for g, n, a in zip(groups, sizes, actor, strict=True) if a)
         scale = min(1.0, room / want) if want else 1.0
-        args = []
-        for s, n, fixed in plans:
-            a: dict[str, Any] = {"num_cpus": round(max(s.resources.cpus * scale, 0.01), 3)}
-            frac = s.resources.gpu_fraction(gpu_mem)
+        plans = []
+        for g, n, a in zip(groups, sizes, actor, strict=True):
+            share = g.resources.cpus * scale if a else min(g.resources.cpus, tasks_cpus)
+            args: dict[str, Any] = {
+                "num_cpus": max(int(share * 1000) / 1000, 0.001),
+                "compute": (ray.data.ActorPoolStrategy(size=n) if a
+                            else ray.data.TaskPoolStrategy(size=n))}
+            frac = g.resources.gpu_fraction(gpu_mem)
             if frac:
-                a["num_gpus"] = frac
-            if has_setup(s):
-                a["compute"] = ray.data.ActorPoolStrategy(size=n)
-            elif fixed:
-                a["concurrency"] = int(fixed)
-            args.append(a)
-        return args
-
-    @staticmethod
-    def repartitions(cpus: float) -> bool:
-        """Whether to split blocks between stages (a 1-CPU task each; off below 2 CPUs)."""
-        return cpus >= 2
+                args["num_gpus"] = frac
+            plans.append((n, args))
+        return plans
 
     # -- running -------------------------------------------------------------------------------
     def _run(self, stages: list[ProcessingStage], initial: list[Task], ctx: RunContext,
@@ -199,72 +178,47 @@ class RayDataExecutor(BaseExecutor):
         # Per-operator reservations split a small cluster into slices too thin for any actor
         # pool (the run would wait forever); the pools are sized to fit together instead.
         dctx.op_resource_reservation_enabled = False
-        lineage = LineageTracker(ctx.checkpoint, len(stages))
-        done: frozenset[str] | None = None
-        if isinstance(initial[0], EmptyTask):
-            if ctx.checkpoint is not None:
-                done = frozenset(ctx.checkpoint.done())
-        else:
-            for t in initial:
-                t.metadata.setdefault("partition", t.task_id)
-            initial, skipped = ctx.skip_done(initial)
-            stats.stages[0].skipped += skipped
-            for t in initial:
-                lineage.seed(t.partition, t.task_id)
         start = time.perf_counter()
+        lineage = LineageTracker(ctx.checkpoint, len(stages))
+        tasks, first = start_tasks(stages, initial, ctx, stats, lineage)
         outputs: list[Task] = []
-        if not initial:
+        if not tasks or first == len(stages):
             stats.wall_s = time.perf_counter() - start
-            return outputs
-        table = pa.table({"task": pa.array([cloudpickle.dumps(t) for t in initial], pa.binary()),
-                          "event": pa.array([b""] * len(initial), pa.binary())})
-        split = self.repartitions(float(cluster.get("CPU", 1.0)))
-        ds = ray.data.from_arrow(table)
-        if split:
-            ds = ds.repartition(target_num_rows_per_block=max(1, stages[0].batch_size))
+            return tasks if first == len(stages) else outputs
+        # one block per task: every task is a unit of parallel work from the start
+        ds = ray.data.from_arrow([
+            pa.table({"task": pa.array([cloudpickle.dumps(t)], pa.binary()),
+                      "event": pa.array([b""], pa.binary())}) for t in tasks])
         restarts = int(self.config.get("max_worker_restarts", 4))
-        for i, (stage, args) in enumerate(zip(stages, self.remote_args(stages, cluster),
-                                              strict=True)):
-            stats.stages[i].workers = self._planned[i]
-            stage.setup_on_node({"node": "ray"}, {})
-            udf_args = (cloudpickle.dumps(stage), i, i + 1 == len(stages), ctx.max_retries,
-                        done if i == 0 else None)
+        groups = self.groups(stages[first:], first)
+        for group, (n, args) in zip(groups, self.plan(groups, cluster), strict=True):
+            for i, stage in zip(group.indices, group.stages, strict=True):
+                stats.stages[i].workers = n
+                stage.setup_on_node({"node": "ray"}, {})
+            udf_args = (cloudpickle.dumps(group), len(stages), ctx.max_retries)
+            kwargs = {**args, "batch_size": group.batch_size, "batch_format": "pyarrow",
+                      "zero_copy_batch": True}
             with warnings.catch_warnings():  # max_(task_)retries: "ray_remote_args deprecated"
                 warnings.simplefilter("ignore", DeprecationWarning)
-                if has_setup(stage):
-                    ds = ds.map_batches(_StageUDF, fn_constructor_args=(*udf_args, True),
-                                        batch_size=stage.batch_size, batch_format="pyarrow",
-                                        zero_copy_batch=True, max_task_retries=restarts, **args)
-                else:
-                    udf = _StageUDF(*udf_args, False)
-                    ds = ds.map_batches(udf.__call__, batch_size=stage.batch_size,
-                                        batch_format="pyarrow", zero_copy_batch=True,
-                                        max_retries=restarts, **args)
-            if split and i + 1 < len(stages):  # small blocks, so the next stage's workers share them
-                ds = ds.repartition(target_num_rows_per_block=max(1, stages[i + 1].batch_size))
+                if isinstance(args["compute"], ray.data.ActorPoolStrategy):
+                    ds = ds.map_batches(_GroupUDF, fn_constructor_args=udf_args,
+                                        max_task_retries=restarts, **kwargs)
+                else:  # stateless: a function (setup-free, so built here once)
+                    ds = ds.map_batches(_GroupUDF(*udf_args).__call__, max_retries=restarts,
+                                        **kwargs)
         reporter = ProgressReporter(stats, ctx.progress_interval) if ctx.progress else None
         if reporter:
             reporter.__enter__()
         try:
-            for batch in ds.iter_batches(batch_size=None, batch_format="pyarrow"):
+            # no prefetching: each report is booked (and its partition checkpointed) on arrival
+            for batch in ds.iter_batches(batch_size=None, batch_format="pyarrow",
+                                         prefetch_batches=0):
                 for raw in batch.column("event").to_pylist():
                     if raw:
-                        self._report(cloudpickle.loads(raw), stages, ctx, stats, lineage,
-                                     outputs)
+                        outputs += apply_report(cloudpickle.loads(raw), stages, ctx, stats,
+                                                lineage)
         finally:
             if reporter:
                 reporter.__exit__()
             stats.wall_s = time.perf_counter() - start
         return outputs
-
-    @staticmethod
-    def _report(rep: dict[str, Any], stages: list[ProcessingStage], ctx: RunContext,
-                stats: RunStats, lineage: LineageTracker, outputs: list[Task]) -> None:
-        i = rep["index"]
-        call = rep["call"]
-        apply_outcome(ctx, stats, i, stages[i].name, rep["tasks_in"], call,
-                      retries=rep["retries"], failed=rep["failed"],
-                      failed_task_id=rep["failed_task_id"], skipped=rep["skipped"])
-        if i + 1 == len(stages):
-            outputs.extend(call.outputs)
-        lineage.report(i, rep["consumed"], rep["produced"])

@@ -1,0 +1,110 @@
+"""Stage fusion for the distributed executors: consecutive stages that ask for the same
+resources run back to back in one worker, so a task crosses the network once per group instead
+of once per stage (Ray Data fuses its own map operators the same way)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from curator.executors.base import invoke_stage
+from curator.executors.retry import BatchOutcome, run_with_retries
+from curator.resources import Resources
+from curator.stages.base import ProcessingStage
+from curator.tasks import Task
+
+__all__ = ["StageGroup", "group_stages", "run_chain", "chain_reports"]
+
+
+@dataclass
+class StageGroup:
+    """Consecutive stages ``stages`` (pipeline indices ``first`` …) run in the same workers.
+
+    ``resources`` are what each member asks for (equal by construction); ``num_workers`` is the
+    largest fixed worker count of a member (``None``: the executor decides).
+    """
+
+    first: int
+    stages: list[ProcessingStage] = field(default_factory=list)
+
+    @property
+    def resources(self) -> Resources:
+        return self.stages[0].resources
+
+    @property
+    def batch_size(self) -> int:
+        return self.stages[0].batch_size
+
+    @property
+    def indices(self) -> range:
+        return range(self.first, self.first + len(self.stages))
+
+    @property
+    def name(self) -> str:
+        return "+".join(s.name for s in self.stages)
+
+    def num_workers(self, override: Callable[[ProcessingStage], int | None]) -> int | None:
+        """The largest fixed worker count among the members (config override first)."""
+        fixed = [override(s) or s.num_workers for s in self.stages]
+        return max((int(n) for n in fixed if n), default=None)
+
+
+def group_stages(stages: list[ProcessingStage], first: int = 0,
+                 fuse: bool = True) -> list[StageGroup]:
+    """Split ``stages`` (pipeline indices from ``first``) into groups of consecutive stages with
+    equal ``Resources``; with ``fuse=False`` every stage is its own group."""
+    groups: list[StageGroup] = []
+    for k, stage in enumerate(stages):
+        if fuse and groups and groups[-1].resources == stage.resources:
+            groups[-1].stages.append(stage)
+        else:
+            groups.append(StageGroup(first + k, [stage]))
+    return groups
+
+
+def _chunks(tasks: list[Task], size: int) -> Iterator[list[Task]]:
+    for k in range(0, len(tasks), max(size, 1)):
+        yield tasks[k:k + size]
+
+
+def run_chain(group: StageGroup, tasks: list[Task], max_retries: int, worker: str
+              ) -> Iterator[tuple[int, BatchOutcome]]:
+    """Run ``tasks`` through every stage of ``group`` in this process, each stage on batches of
+    its own ``batch_size`` with the shared retry policy. Yields ``(stage index, outcome)`` for
+    every batch, in order; the outputs of the group's last stage are in the last outcomes."""
+    for index, stage in zip(group.indices, group.stages, strict=True):
+        produced: list[Task] = []
+        for batch in _chunks(tasks, stage.batch_size):
+            for outcome in run_with_retries(stage.name,
+                                            lambda b, s=stage: invoke_stage(s, b, worker),
+                                            batch, max_retries):
+                produced.extend(outcome.call.outputs)
+                yield index, outcome
+        tasks = produced
+        if not tasks:
+            return
+
+
+def chain_reports(group: StageGroup, tasks: list[Task], max_retries: int, worker: str,
+                  n_stages: int) -> tuple[list[dict[str, Any]], list[Task]]:
+    """Run the chain in this worker; return one report per batch (what the driver needs for
+    statistics, the rejected sink and the checkpoint) and the tasks the group passes on.
+
+    Outputs travel in a report only for the pipeline's last stage; in between, the report names
+    them (partition, task id) and the tasks themselves are returned once.
+    """
+    reports: list[dict[str, Any]] = []
+    passed_on: list[Task] = []
+    group_last = group.indices[-1]
+    for index, o in run_chain(group, tasks, max_retries, worker):
+        last = index + 1 == n_stages
+        reports.append({
+            "index": index, "tasks_in": len(o.inputs), "retries": o.retries,
+            "restarts": o.restarts, "failed": o.failed, "failed_task_id": o.inputs[0].task_id,
+            "call": o.call if last else replace(o.call, outputs=[None] * len(o.call.outputs)),
+            "consumed": [(t.partition, t.task_id) for t in o.inputs],
+            "produced": [(t.partition, t.task_id) for t in o.call.outputs]})
+        if index == group_last and not last:
+            passed_on.extend(o.call.outputs)
+    return reports, passed_on

@@ -1,0 +1,40 @@
+"""Stage fusion: which stages share a worker, and a chain run inside one worker."""
+
+from __future__ import annotations
+
+from curator import Resources
+from curator.executors.fusion import group_stages, run_chain
+
+from tests.core.executors.stages import RaiseOn, SplitInTwo, Square, make_partitions
+
+
+def test_equal_resources_fuse_and_different_ones_split():
+    stages = [Square(), SplitInTwo(), Square().with_(name="gpu", resources=Resources(gpus=0.5)),
+              Square().with_(name="after")]
+    groups = group_stages(stages)
+    assert [list(g.indices) for g in groups] == [[0, 1], [2], [3]]
+    assert [len(g.stages) for g in group_stages(stages, fuse=False)] == [1, 1, 1, 1]
+    assert list(group_stages(stages[1:], first=1)[0].indices) == [1]
+
+
+def test_group_workers_are_the_largest_fixed_count():
+    group = group_stages([Square().with_(num_workers=2), SplitInTwo().with_(num_workers=3),
+                          Square().with_(name="s2")])[0]
+    assert group.num_workers(lambda s: None) == 3
+    assert group.num_workers(lambda s: 5 if s.name == "s2" else None) == 5
+    assert group_stages([Square()])[0].num_workers(lambda s: None) is None
+
+
+def test_chain_runs_every_stage_and_reports_each_batch():
+    stages = [Square(), SplitInTwo().with_(batch_size=2), RaiseOn(victim="part001")]
+    for s in stages:
+        s.setup()
+    group = group_stages(stages)[0]
+    reports = list(run_chain(group, make_partitions(2, per=4), max_retries=1, worker="w"))
+    by_stage = [[i for i, _ in reports].count(k) for k in range(3)]
+    assert by_stage == [2, 1, 4]  # one per task; SplitInTwo: one batch of 2; 4 halves
+    failed = [o for i, o in reports if o.failed is not None]
+    assert [o.inputs[0].task_id for o in failed] == ["part001_0", "part001_1"]
+    assert all(o.retries == 1 for o in failed)
+    outputs = [t for i, o in reports if i == 2 for t in o.call.outputs]
+    assert sorted(x for t in outputs for x in t.data) == [0, 1, 4, 9]
