@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from curator import Resources
-from curator.executors.fusion import group_stages, run_chain
+from curator.executors.fusion import StageGroup, group_stages, run_chain
 
 from tests.core.executors.stages import RaiseOn, SplitInTwo, Square, make_partitions
 
@@ -15,6 +15,13 @@ def test_equal_resources_fuse_and_different_ones_split():
     assert [list(g.indices) for g in groups] == [[0, 1], [2], [3]]
     assert [len(g.stages) for g in group_stages(stages, fuse=False)] == [1, 1, 1, 1]
     assert list(group_stages(stages[1:], first=1)[0].indices) == [1]
+
+
+def test_a_stage_gathering_bigger_batches_starts_its_own_group():
+    stages = [Square(), SplitInTwo(), Square().with_(name="dedup", batch_size=64),
+              Square().with_(name="after", batch_size=64), Square().with_(name="write")]
+    assert [[s.name for s in g.stages] for g in group_stages(stages)] == [
+        ["Square", "SplitInTwo"], ["dedup", "after"], ["write"]]
 
 
 def test_group_workers_are_the_largest_fixed_count():
@@ -29,7 +36,7 @@ def test_chain_runs_every_stage_and_reports_each_batch():
     stages = [Square(), SplitInTwo().with_(batch_size=2), RaiseOn(victim="part001")]
     for s in stages:
         s.setup()
-    group = group_stages(stages)[0]
+    group = StageGroup(0, stages)  # a batch stage inside a chain gets what the chain has
     reports = list(run_chain(group, make_partitions(2, per=4), max_retries=1, worker="w"))
     by_stage = [[i for i, _ in reports].count(k) for k in range(3)]
     assert by_stage == [2, 1, 4]  # one per task; SplitInTwo: one batch of 2; 4 halves

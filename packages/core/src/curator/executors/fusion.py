@@ -53,10 +53,14 @@ class StageGroup:
 def group_stages(stages: list[ProcessingStage], first: int = 0,
                  fuse: bool = True) -> list[StageGroup]:
     """Split ``stages`` (pipeline indices from ``first``) into groups of consecutive stages with
-    equal ``Resources``; with ``fuse=False`` every stage is its own group."""
+    equal ``Resources`` and ``batch_size`` (a stage that gathers more tasks per call than its
+    predecessor, a GPU embedder or a dedup over many tasks, starts its own group so it still
+    gets full batches); with ``fuse=False`` every stage is its own group."""
     groups: list[StageGroup] = []
     for k, stage in enumerate(stages):
-        if fuse and groups and groups[-1].resources == stage.resources:
+        last = groups[-1] if groups else None
+        if (fuse and last is not None and last.resources == stage.resources
+                and last.stages[-1].batch_size == stage.batch_size):
             groups[-1].stages.append(stage)
         else:
             groups.append(StageGroup(first + k, [stage]))
