@@ -147,3 +147,26 @@ def test_executor_by_name_starts_and_stops_its_own_cluster():
     assert proc.returncode == 0, proc.stderr[-3000:]
     info = json.loads(proc.stdout.strip().splitlines()[-1])
     assert info == {"out": [x * x for x in range(9)], "left": 0, "up": False}
+
+
+@dataclass
+class BatchSeen(ProcessingStage):
+    """Records how many tasks each call got (a stage that wants many tasks at once)."""
+
+    name: str = "BatchSeen"
+    batch_size: int = 6
+
+    def process(self, task: Task) -> Task:
+        return task.derive(1)
+
+    def process_batch(self, tasks: list[Task]) -> list[Task]:
+        return [t.derive(len(tasks)) for t in tasks]
+
+
+@pytest.mark.ray
+def test_ray_data_batches_count_tasks_not_reports(ray_cluster):
+    from curator.executors.ray_data import RayDataExecutor
+
+    stages = [Numbers(n=6), Square(), AddOne(), BatchSeen()]
+    result = Pipeline("batches", stages=stages).run(RayDataExecutor(), summary=False)
+    assert sorted(t.data for t in result) == [6] * 6  # upstream reports did not take slots

@@ -30,11 +30,14 @@ _CONFIG_KEYS = {"num_workers", "fuse_stages", "max_retries", "address", "num_cpu
 
 
 class _GroupUDF:
-    """Runs a group of fused stages on a batch of rows ``{"task": pickled Task, "event":
-    pickled report}`` inside one Ray actor (each stage's ``setup`` once per actor).
+    """Runs a group of fused stages on a batch of rows ``{"task": pickled Task or b"",
+    "event": pickled list of reports or b""}`` inside one Ray worker (each stage's ``setup``
+    once per actor).
 
-    Report rows of upstream groups pass through unchanged; every (retried) batch of every stage
-    adds one report so the driver keeps statistics, the rejected sink and the checkpoint.
+    Every (retried) batch of every stage makes one report, so the driver keeps statistics, the
+    rejected sink and the checkpoint. Reports ride on the first output row, with those of
+    upstream groups, so a row is a task and ``batch_size`` counts tasks; only a batch that
+    passes no task on emits a task-less row for its reports.
     """
 
     def __init__(self, group_bytes: bytes, n_stages: int, max_retries: int) -> None:
@@ -48,14 +51,14 @@ class _GroupUDF:
     def __call__(self, batch: Any) -> Any:
         import pyarrow as pa  # noqa: PLC0415
 
-        events = [e for e in batch.column("event").to_pylist() if e]
+        reports = [r for e in batch.column("event").to_pylist() if e for r in cloudpickle.loads(e)]
         tasks = [cloudpickle.loads(t) for t in batch.column("task").to_pylist() if t]
-        reports, passed_on = chain_reports(self.group, tasks, self.max_retries, self.worker,
-                                           self.n_stages)
-        events += [cloudpickle.dumps(r) for r in reports]
-        out_tasks = [cloudpickle.dumps(t) for t in passed_on]
-        return pa.table({"task": pa.array(out_tasks + [b""] * len(events), pa.binary()),
-                         "event": pa.array([b""] * len(out_tasks) + events, pa.binary())})
+        new, passed_on = chain_reports(self.group, tasks, self.max_retries, self.worker,
+                                       self.n_stages)
+        rows = [cloudpickle.dumps(t) for t in passed_on] or [b""]
+        events = [cloudpickle.dumps(reports + new)] + [b""] * (len(rows) - 1)
+        return pa.table({"task": pa.array(rows, pa.binary()),
+                         "event": pa.array(events, pa.binary())})
 
     def __del__(self) -> None:  # actors end with the dataset: give the stages their teardown
         for stage in self.group.stages:
@@ -214,9 +217,8 @@ class RayDataExecutor(BaseExecutor):
             for batch in ds.iter_batches(batch_size=None, batch_format="pyarrow",
                                          prefetch_batches=0):
                 for raw in batch.column("event").to_pylist():
-                    if raw:
-                        outputs += apply_report(cloudpickle.loads(raw), stages, ctx, stats,
-                                                lineage)
+                    for rep in cloudpickle.loads(raw) if raw else ():
+                        outputs += apply_report(rep, stages, ctx, stats, lineage)
         finally:
             if reporter:
                 reporter.__exit__()
