@@ -4,37 +4,30 @@ from __future__ import annotations
 
 import queue
 import threading
-import time
 from typing import Any
 
 import cloudpickle
 
 from curator.executors.base import (
-    BaseExecutor,
     RunContext,
-    RunResult,
     StageCall,
     failed_task_record,
 )
-from curator.executors.fusion import StageGroup, chain_reports, group_stages
+from curator.executors.fusion import StageGroup, chain_reports
 from curator.executors.local import plan_workers
 from curator.executors.ray_common import (
     LineageTracker,
+    RayExecutorBase,
     apply_report,
     node_gpu_memory_gb,
-    ray_session,
-    stage_override,
     start_tasks,
 )
-from curator.executors.stats import ProgressReporter, RunStats
+from curator.executors.stats import RunStats
 from curator.executors.workers import StageSetupError
 from curator.stages.base import ProcessingStage
 from curator.tasks import Task
 
 __all__ = ["RayActorPoolExecutor"]
-
-_CONFIG_KEYS = {"num_workers", "fuse_stages", "max_retries", "address", "num_cpus", "num_gpus",
-                "object_store_memory", "ray_timeout_s", "setup_timeout_s"}
 
 
 class _GroupActor:
@@ -140,7 +133,7 @@ class _Actor:
             ray.kill(self.handle)
 
 
-class RayActorPoolExecutor(BaseExecutor):
+class RayActorPoolExecutor(RayExecutorBase):
     """Runs one group of stages at a time over all tasks on a pool of Ray actors, then the next.
 
     The source stage runs on the driver (as for :class:`RayDataExecutor`); consecutive stages
@@ -164,40 +157,13 @@ class RayActorPoolExecutor(BaseExecutor):
     """
 
     name = "ray_actor_pool"
-
-    def __init__(self, config: dict[str, Any] | None = None, **kwargs: Any) -> None:
-        super().__init__({**(config or {}), **kwargs})
-        unknown = set(self.config) - _CONFIG_KEYS
-        if unknown:
-            raise ValueError(f"RayActorPoolExecutor: unknown config keys {sorted(unknown)}; "
-                             f"known: {sorted(_CONFIG_KEYS)}")
-
-    def execute(self, stages: list[ProcessingStage], initial_tasks: list[Task] | None = None,
-                *, context: RunContext | None = None) -> RunResult:
-        ctx = context or RunContext()
-        if "max_retries" in self.config:
-            ctx.max_retries = int(self.config["max_retries"])
-        stats = RunStats.for_stages([s.name for s in stages], executor=self.name)
-        with ray_session(self.config) as client:
-            cluster = client.cluster_resources()
-            reporter = ProgressReporter(stats, ctx.progress_interval) if ctx.progress else None
-            if reporter:
-                reporter.__enter__()
-            start = time.perf_counter()
-            try:
-                outputs = self._run(stages, self.initial(initial_tasks), ctx, stats, cluster)
-            finally:
-                stats.wall_s = time.perf_counter() - start
-                if reporter:
-                    reporter.__exit__()
-        return self.finish(ctx, stats, outputs)
+    config_keys = RayExecutorBase.config_keys | {"setup_timeout_s"}
 
     def _run(self, stages: list[ProcessingStage], initial: list[Task], ctx: RunContext,
              stats: RunStats, cluster: dict[str, float]) -> list[Task]:
         lineage = LineageTracker(ctx.checkpoint, len(stages))
         tasks, first = start_tasks(stages, initial, ctx, stats, lineage)
-        fuse = bool(self.config.get("fuse_stages", True))
-        for group in group_stages(stages[first:], first, fuse=fuse):
+        for group in self.groups(stages[first:], first):
             if not tasks:
                 break
             for stage in group.stages:
@@ -226,7 +192,7 @@ class RayActorPoolExecutor(BaseExecutor):
         cpus = float(cluster.get("CPU", 1.0))
         gpus = float(cluster.get("GPU", 0.0))
         res = group.resources
-        n = group.num_workers(lambda s: stage_override(self.config, "num_workers", s))
+        n = group.num_workers(self.workers_override)
         n = n or plan_workers(group.stages[0], cpus, int(gpus))
         size = group.batch_size
         batches = [tasks[k:k + size] for k in range(0, len(tasks), size)]

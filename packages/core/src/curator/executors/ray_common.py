@@ -3,18 +3,27 @@
 from __future__ import annotations
 
 import contextlib
+import time
+from abc import abstractmethod
 from collections import defaultdict
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, ClassVar
 
 from curator.checkpoint import CheckpointStore
-from curator.executors.base import RunContext, SourceStageError, invoke_stage
+from curator.executors.base import (
+    BaseExecutor,
+    RunContext,
+    RunResult,
+    SourceStageError,
+    invoke_stage,
+)
+from curator.executors.fusion import StageGroup, group_stages
 from curator.executors.retry import BatchOutcome, apply_outcome, run_with_retries
-from curator.executors.stats import RunStats
+from curator.executors.stats import ProgressReporter, RunStats
 from curator.stages.base import ProcessingStage
 from curator.tasks import EmptyTask, Task
 
-__all__ = ["ray_session", "has_setup", "BatchOutcome", "run_with_retries", "apply_outcome",
+__all__ = ["RayExecutorBase", "ray_session", "has_setup", "BatchOutcome", "run_with_retries", "apply_outcome",
            "node_gpu_memory_gb", "stage_override", "LineageTracker", "start_tasks", "apply_report"]
 
 
@@ -151,3 +160,52 @@ def apply_report(rep: dict[str, Any], stages: list[ProcessingStage], ctx: RunCon
                   restarts=rep.get("restarts", 0))
     lineage.report(i, rep["consumed"], rep["produced"])
     return call.outputs if i + 1 == len(stages) else []
+
+
+class RayExecutorBase(BaseExecutor):
+    """What both Ray executors share: config validation, the cluster session for a run,
+    progress and timing, and stage fusion. Subclasses implement :meth:`_run`."""
+
+    config_keys: ClassVar[frozenset[str]] = frozenset({
+        "num_workers", "fuse_stages", "max_retries", "address", "num_cpus", "num_gpus",
+        "object_store_memory", "ray_timeout_s"})
+
+    def __init__(self, config: dict[str, Any] | None = None, **kwargs: Any) -> None:
+        super().__init__({**(config or {}), **kwargs})
+        unknown = set(self.config) - self.config_keys
+        if unknown:
+            raise ValueError(f"{type(self).__name__}: unknown config keys {sorted(unknown)}; "
+                             f"known: {sorted(self.config_keys)}")
+
+    def execute(self, stages: list[ProcessingStage], initial_tasks: list[Task] | None = None,
+                *, context: RunContext | None = None) -> RunResult:
+        ctx = context or RunContext()
+        if "max_retries" in self.config:
+            ctx.max_retries = int(self.config["max_retries"])
+        stats = RunStats.for_stages([s.name for s in stages], executor=self.name)
+        with ray_session(self.config) as client:
+            reporter = ProgressReporter(stats, ctx.progress_interval) if ctx.progress else None
+            if reporter:
+                reporter.__enter__()
+            start = time.perf_counter()
+            try:
+                outputs = self._run(stages, self.initial(initial_tasks), ctx, stats,
+                                    client.cluster_resources())
+            finally:
+                stats.wall_s = time.perf_counter() - start
+                if reporter:
+                    reporter.__exit__()
+        return self.finish(ctx, stats, outputs)
+
+    def groups(self, stages: list[ProcessingStage], first: int = 0) -> list[StageGroup]:
+        """The fused stage groups of ``stages`` (pipeline indices from ``first``)."""
+        return group_stages(stages, first, fuse=bool(self.config.get("fuse_stages", True)))
+
+    def workers_override(self, stage: ProcessingStage) -> int | None:
+        """The ``num_workers`` config for ``stage`` (plain or per stage name)."""
+        return stage_override(self.config, "num_workers", stage)
+
+    @abstractmethod
+    def _run(self, stages: list[ProcessingStage], initial: list[Task], ctx: RunContext,
+             stats: RunStats, cluster: dict[str, float]) -> list[Task]:
+        """Run the stages on the connected cluster; return the last stage's outputs."""

@@ -2,31 +2,26 @@
 
 from __future__ import annotations
 
-import time
 import warnings
 from typing import Any
 
 import cloudpickle
 
-from curator.executors.base import BaseExecutor, RunContext, RunResult
-from curator.executors.fusion import StageGroup, chain_reports, group_stages
+from curator.executors.base import RunContext
+from curator.executors.fusion import StageGroup, chain_reports
 from curator.executors.ray_common import (
     LineageTracker,
+    RayExecutorBase,
     apply_report,
     has_setup,
     node_gpu_memory_gb,
-    ray_session,
-    stage_override,
     start_tasks,
 )
-from curator.executors.stats import ProgressReporter, RunStats
+from curator.executors.stats import RunStats
 from curator.stages.base import ProcessingStage
 from curator.tasks import Task
 
 __all__ = ["RayDataExecutor"]
-
-_CONFIG_KEYS = {"num_workers", "fuse_stages", "max_retries", "address", "num_cpus", "num_gpus",
-                "object_store_memory", "ray_timeout_s", "max_worker_restarts"}
 
 
 class _GroupUDF:
@@ -68,7 +63,7 @@ class _GroupUDF:
                 pass
 
 
-class RayDataExecutor(BaseExecutor):
+class RayDataExecutor(RayExecutorBase):
     """Streams tasks through all stages at once on Ray Data.
 
     The source stage (the one given the empty root task: file listing, manifest) runs on the
@@ -99,29 +94,7 @@ class RayDataExecutor(BaseExecutor):
     """
 
     name = "ray_data"
-
-    def __init__(self, config: dict[str, Any] | None = None, **kwargs: Any) -> None:
-        super().__init__({**(config or {}), **kwargs})
-        unknown = set(self.config) - _CONFIG_KEYS
-        if unknown:
-            raise ValueError(f"RayDataExecutor: unknown config keys {sorted(unknown)}; "
-                             f"known: {sorted(_CONFIG_KEYS)}")
-
-    def execute(self, stages: list[ProcessingStage], initial_tasks: list[Task] | None = None,
-                *, context: RunContext | None = None) -> RunResult:
-        ctx = context or RunContext()
-        if "max_retries" in self.config:
-            ctx.max_retries = int(self.config["max_retries"])
-        stats = RunStats.for_stages([s.name for s in stages], executor=self.name)
-        with ray_session(self.config) as client:
-            outputs = self._run(stages, self.initial(initial_tasks), ctx, stats,
-                                client.cluster_resources())
-        return self.finish(ctx, stats, outputs)
-
-    # -- planning ------------------------------------------------------------------------------
-    def groups(self, stages: list[ProcessingStage], first: int = 0) -> list[StageGroup]:
-        """The fused stage groups of ``stages`` (pipeline indices from ``first``)."""
-        return group_stages(stages, first, fuse=bool(self.config.get("fuse_stages", True)))
+    config_keys = RayExecutorBase.config_keys | {"max_worker_restarts"}
 
     def plan(self, groups: list[StageGroup],
              cluster: dict[str, float]) -> list[tuple[int, dict[str, Any]]]:
@@ -141,7 +114,7 @@ class RayDataExecutor(BaseExecutor):
         cpu_groups = sum(1 for g in groups if not g.resources.requires_gpu) or 1
         sizes = []
         for g in groups:
-            n = g.num_workers(lambda s: stage_override(self.config, "num_workers", s))
+            n = g.num_workers(self.workers_override)
             if not n and g.resources.requires_gpu:
                 frac = g.resources.gpu_fraction(gpu_mem) or 1.0
                 n = max(1, int(gpus / frac)) if gpus else 1
@@ -181,12 +154,10 @@ class RayDataExecutor(BaseExecutor):
         # Per-operator reservations split a small cluster into slices too thin for any actor
         # pool (the run would wait forever); the pools are sized to fit together instead.
         dctx.op_resource_reservation_enabled = False
-        start = time.perf_counter()
         lineage = LineageTracker(ctx.checkpoint, len(stages))
         tasks, first = start_tasks(stages, initial, ctx, stats, lineage)
         outputs: list[Task] = []
         if not tasks or first == len(stages):
-            stats.wall_s = time.perf_counter() - start
             return tasks if first == len(stages) else outputs
         # one block per task: every task is a unit of parallel work from the start
         ds = ray.data.from_arrow([
@@ -209,18 +180,10 @@ class RayDataExecutor(BaseExecutor):
                 else:  # stateless: a function (setup-free, so built here once)
                     ds = ds.map_batches(_GroupUDF(*udf_args).__call__, max_retries=restarts,
                                         **kwargs)
-        reporter = ProgressReporter(stats, ctx.progress_interval) if ctx.progress else None
-        if reporter:
-            reporter.__enter__()
-        try:
-            # no prefetching: each report is booked (and its partition checkpointed) on arrival
-            for batch in ds.iter_batches(batch_size=None, batch_format="pyarrow",
-                                         prefetch_batches=0):
-                for raw in batch.column("event").to_pylist():
-                    for rep in cloudpickle.loads(raw) if raw else ():
-                        outputs += apply_report(rep, stages, ctx, stats, lineage)
-        finally:
-            if reporter:
-                reporter.__exit__()
-            stats.wall_s = time.perf_counter() - start
+        # no prefetching: each report is booked (and its partition checkpointed) on arrival
+        for batch in ds.iter_batches(batch_size=None, batch_format="pyarrow",
+                                     prefetch_batches=0):
+            for raw in batch.column("event").to_pylist():
+                for rep in cloudpickle.loads(raw) if raw else ():
+                    outputs += apply_report(rep, stages, ctx, stats, lineage)
         return outputs
