@@ -8,15 +8,14 @@ import pytest
 from curator import Pipeline
 from curator_text import JsonlReader, JsonlWriter, ScoreFilter, WordCountFilter
 
-pytestmark = pytest.mark.ray
-
 
 def _kept(out_dir) -> list[str]:
     return sorted(json.loads(line)["id"] for p in out_dir.glob("*.jsonl")
                   for line in p.read_text().splitlines())
 
 
-@pytest.mark.parametrize("kind", ["local", "ray_data", "ray_actor_pool"])
+@pytest.mark.parametrize("kind", ["local", pytest.param("ray_data", marks=pytest.mark.ray),
+                                  pytest.param("ray_actor_pool", marks=pytest.mark.ray)])
 def test_text_pipeline_keeps_the_same_documents_on_every_executor(kind, tmp_path, request):
     if kind != "local":
         request.getfixturevalue("ray_cluster")

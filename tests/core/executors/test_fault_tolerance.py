@@ -52,3 +52,20 @@ def test_dead_worker_is_replaced_and_failing_task_rejected(executor, tmp_path):
         assert stats["DieOnce"].worker_restarts == 1
     elif executor.name == "ray_actor_pool":  # fused: counted on the group's first stage
         assert sum(s.worker_restarts for s in stats.values()) == 1
+
+
+@pytest.mark.ray
+def test_actor_pool_rejects_a_task_that_kills_every_worker(ray_cluster, tmp_path):
+    out, markers = tmp_path / "out", tmp_path / "markers"
+    markers.mkdir()
+    killer = DieOnce(str(markers), victim="part001")
+    killer.process = lambda task: os._exit(3) if task.task_id == "part001" else task
+    result = Pipeline("killer", stages=[Square(), killer, JsonWriter(str(out))]).run(
+        make_executor("ray_actor_pool"), initial_tasks=make_partitions(3), max_retries=1,
+        summary=False)
+
+    assert {r[0] for r in read_records(str(out))} == {"part000", "part002"}
+    assert result.rejected.counts == {"Square": 1}  # counted on the group's first stage
+    stats = result.stats.stages[0]
+    assert stats.failed_tasks == 1 and stats.worker_restarts == 2 and stats.retries == 1
+    assert "died" in result.rejected.records[0].error

@@ -14,7 +14,7 @@ from curator.resources import Resources
 from curator.stages.base import ProcessingStage
 from curator.tasks import Task
 
-__all__ = ["StageGroup", "group_stages", "run_chain", "chain_reports"]
+__all__ = ["StageGroup", "group_stages", "run_chain", "chain_reports", "outcome_report"]
 
 
 @dataclass
@@ -103,12 +103,18 @@ def chain_reports(group: StageGroup, tasks: list[Task], max_retries: int, worker
     group_last = group.indices[-1]
     for index, o in run_chain(group, tasks, max_retries, worker):
         last = index + 1 == n_stages
-        reports.append({
-            "index": index, "tasks_in": len(o.inputs), "retries": o.retries,
-            "restarts": o.restarts, "failed": o.failed, "failed_task_id": o.inputs[0].task_id,
-            "call": o.call if last else replace(o.call, outputs=[None] * len(o.call.outputs)),
-            "consumed": [(t.partition, t.task_id) for t in o.inputs],
-            "produced": [(t.partition, t.task_id) for t in o.call.outputs]})
+        reports.append(outcome_report(index, o, keep_outputs=last))
         if index == group_last and not last:
             passed_on.extend(o.call.outputs)
     return reports, passed_on
+
+
+def outcome_report(index: int, o: BatchOutcome, keep_outputs: bool) -> dict[str, Any]:
+    """The driver's view of one outcome of stage ``index`` (read by
+    :func:`curator.executors.ray_common.apply_report`); the output tasks themselves only with
+    ``keep_outputs``, otherwise just their (partition, task id)."""
+    call = o.call if keep_outputs else replace(o.call, outputs=[None] * len(o.call.outputs))
+    return {"index": index, "tasks_in": len(o.inputs), "retries": o.retries,
+            "restarts": o.restarts, "failed": o.failed, "failed_task_id": o.inputs[0].task_id,
+            "call": call, "consumed": [(t.partition, t.task_id) for t in o.inputs],
+            "produced": [(t.partition, t.task_id) for t in o.call.outputs]}

@@ -13,7 +13,7 @@ from curator.executors.base import (
     StageCall,
     failed_task_record,
 )
-from curator.executors.fusion import StageGroup, chain_reports
+from curator.executors.fusion import StageGroup, chain_reports, outcome_report
 from curator.executors.local import plan_workers
 from curator.executors.ray_common import (
     LineageTracker,
@@ -22,6 +22,7 @@ from curator.executors.ray_common import (
     node_gpu_memory_gb,
     start_tasks,
 )
+from curator.executors.retry import BatchOutcome
 from curator.executors.stats import RunStats
 from curator.executors.workers import StageSetupError
 from curator.stages.base import ProcessingStage
@@ -103,26 +104,23 @@ class _Actor:
         while True:
             try:
                 reports, out = self.call(batch, max_retries, n_stages)
+                break
             except _ActorDied as exc:
                 deaths += 1
-                if len(batch) == 1 and deaths <= max_retries:
-                    continue
-                if len(batch) > 1:
+                if len(batch) > 1:  # find the task that kills its worker
                     parts = [self.run(group, [t], max_retries, n_stages) for t in batch]
                     reports = [r for rs, _ in parts for r in rs]
-                    out = [t for _, ts in parts for t in ts]
                     reports[0]["restarts"] += deaths
-                    return reports, out
-                rec = failed_task_record(group.stages[0], batch[0], str(exc))
-                return [{"index": group.first, "tasks_in": 1, "retries": deaths - 1,
-                         "restarts": deaths, "failed": rec, "failed_task_id": batch[0].task_id,
-                         "call": StageCall([], [], 0.0, batch[0].num_items, 0),
-                         "consumed": [(batch[0].partition, batch[0].task_id)],
-                         "produced": []}], []
-            if deaths:
-                reports[0]["restarts"] += deaths
-                reports[0]["retries"] += deaths
-            return reports, out
+                    return reports, [t for _, ts in parts for t in ts]
+                if deaths > max_retries:
+                    failed = BatchOutcome(batch, StageCall([], [], 0.0, batch[0].num_items, 0),
+                                          retries=deaths - 1, restarts=deaths,
+                                          failed=failed_task_record(group.stages[0], batch[0],
+                                                                    str(exc)))
+                    return [outcome_report(group.first, failed, keep_outputs=False)], []
+        reports[0]["restarts"] += deaths
+        reports[0]["retries"] += deaths
+        return reports, out
 
     def close(self) -> None:
         import ray  # noqa: PLC0415
