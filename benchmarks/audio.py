@@ -5,10 +5,12 @@
 2. ASR real-time factor (processing seconds / audio seconds; < 1 is faster than real time) of the
    wav2vec2 CTC path (batched, padded) on CPU, for a base-sized model (wav2vec2_base shape,
    random weights) and the tiny test model; on CUDA too when a GPU is present.
-3. Peak RSS of the process.
+3. WER and CER of two 3,000-character transcripts (the case of issue 18: 7.2 s for the CER with
+   the former pure-Python edit distance on this machine; jiwer now). ``--only-wer`` runs just this.
+4. Peak RSS of the process.
 
     uv run python benchmarks/audio.py [--minutes 20] [--asr-seconds 60] [--workers 2]
-                                      [--asr-models tiny,base]
+                                      [--asr-models tiny,base] [--only-wer]
 """
 
 from __future__ import annotations
@@ -99,14 +101,45 @@ def bench_asr(seconds: float, device: str, size: str, batch: int = 8) -> dict:
             "rtf": round(wall / audio, 4), "torch_threads": torch.get_num_threads()}
 
 
+def bench_wer(chars: int = 3000, repeats: int = 5) -> dict:
+    """Seconds per WER and per CER call on two random ``chars``-character transcripts."""
+    import random
+
+    from curator_audio.metrics import char_error_rate, word_error_rate
+
+    rng = random.Random(0)
+    vocab = ["".join(rng.choice("abcdefghij") for _ in range(rng.randint(2, 8)))
+             for _ in range(2000)]
+
+    def text() -> str:
+        words: list[str] = []
+        while sum(len(w) + 1 for w in words) < chars:
+            words.append(rng.choice(vocab))
+        return " ".join(words)[:chars]
+
+    ref, hyp = text(), text()
+    out = {"chars": chars}
+    for name, fn in (("wer", word_error_rate), ("cer", char_error_rate)):
+        t0 = time.perf_counter()
+        for _ in range(repeats):
+            value = fn(ref, hyp)
+        out[f"{name}_s"] = round((time.perf_counter() - t0) / repeats, 4)
+        out[name] = round(value, 4)
+    return out
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--minutes", type=float, default=20.0, help="audio for the quality benchmark")
     ap.add_argument("--asr-seconds", type=float, default=60.0, help="audio for the ASR benchmark")
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--asr-models", default="tiny,base", help="comma list of tiny, base")
+    ap.add_argument("--only-wer", action="store_true", help="run only the WER/CER timing")
     args = ap.parse_args(argv)
     os.environ.setdefault("CURATOR_SUMMARY", "0")
+    print("WER/CER (3,000 characters, jiwer):", bench_wer(), flush=True)
+    if args.only_wer:
+        return
     with tempfile.TemporaryDirectory(prefix="bench_audio_") as tmp:
         manifest = make_corpus(tmp, args.minutes)
         print("decode+duration+quality (CPU):", bench_quality(manifest, args.workers), flush=True)

@@ -42,7 +42,7 @@ def build() -> Pipeline:
         ASRStage(model_dir=MODEL),
         GetPairwiseWerStage(cer_key="cer"),
         PreserveByValueStage(input_value_key="duration", target_value=0.5, operator="ge"),
-        ManifestWriterStage(path=os.path.join(DATA, "output")),
+        ManifestWriterStage(path=os.path.join(DATA, "output"), mode="overwrite"),
     ])
 
 

@@ -86,7 +86,7 @@ def build_pipeline(raw_dir: str, out_dir: str):
         ScoreFilter(IncompleteStoryFilter(), text_field="text"),
         ScoreFilter(RepeatingTopNGramsFilter(n=2, max_repeating_ngram_ratio=0.2),
                     text_field="text"),
-        JsonlWriter(path=out_dir),
+        JsonlWriter(path=out_dir, mode="overwrite"),
     ])
 
 

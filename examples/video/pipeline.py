@@ -43,7 +43,8 @@ def build(paths: dict[str, str], output: str) -> Pipeline:
         ClipEmbeddingStage(model_dir=paths["clip"]),
         ClipSemanticDedupStage(eps=0.001, n_clusters=4),
         ClipTranscodingStage(encoder="libx264", bit_rate=300_000),
-        ClipWriterStage(output_path=os.path.join(output, "dataset"), generate_previews=True),
+        ClipWriterStage(output_path=os.path.join(output, "dataset"), generate_previews=True,
+                        mode="overwrite"),
     ])
 
 

@@ -33,3 +33,35 @@ def test_char_error_rate_hand_computed():
     assert char_error_rate("abcd", "abed") == pytest.approx(1 / 4)
     assert char_error_rate("ab cd", "abcd") == pytest.approx(1 / 5)  # the space is deleted
     assert char_error_rate("Hi!", "hi") == 0.0
+
+
+def _python_edit_distance(ref, hyp):
+    """The textbook dynamic programme (the loop jiwer replaced), kept here as the oracle."""
+    prev = list(range(len(hyp) + 1))
+    for i, r in enumerate(ref, 1):
+        cur = [i] + [0] * len(hyp)
+        for j, h in enumerate(hyp, 1):
+            cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (r != h))
+        prev = cur
+    return prev[-1]
+
+
+def test_jiwer_rates_equal_the_dynamic_programme():
+    import random
+
+    from curator_audio.metrics import normalize_text
+
+    rng = random.Random(7)
+    vocab = ["a", "b", "cat", "dog", "the", "sat", "on", "mat"]
+    for _ in range(60):
+        ref = " ".join(rng.choice(vocab) for _ in range(rng.randint(1, 12)))
+        hyp = " ".join(rng.choice(vocab) for _ in range(rng.randint(0, 12)))
+        r, h = normalize_text(ref), normalize_text(hyp)
+        assert word_error_rate(ref, hyp) == pytest.approx(
+            _python_edit_distance(r.split(), h.split()) / len(r.split()))
+        assert char_error_rate(ref, hyp) == pytest.approx(_python_edit_distance(r, h) / len(r))
+        assert edit_distance(r.split(), h.split()) == _python_edit_distance(r.split(), h.split())
+
+
+def test_cer_keeps_inner_spaces_when_not_collapsed():
+    assert char_error_rate("a  b", "ab", collapse_whitespace=False) == pytest.approx(2 / 4)

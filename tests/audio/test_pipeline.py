@@ -42,5 +42,6 @@ def test_full_pipeline_runs_through_bad_records(manifest, tiny_model, tmp_path):
     assert all(r["error"] and r["reason"] == "undecodable_audio" for r in rejected)
     # re-running overwrites the same files
     before = sorted(p.name for p in out_dir.iterdir())
+    stages[-1].mode = "overwrite"  # a re-run into a used directory must say so
     Pipeline("speech", stages=stages).run()
     assert sorted(p.name for p in out_dir.iterdir()) == before

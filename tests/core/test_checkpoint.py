@@ -17,18 +17,40 @@ def test_checkpoint_store_marks_and_reloads(tmp_path):
     assert not [p for p in (tmp_path / "done").iterdir() if ".tmp-" in p.name]
 
 
-def test_partition_tracker_fires_when_all_descendants_finish():
-    done = []
-    tr = PartitionTracker(done.append)
-    tr.started("p", 2)
-    tr.started("q")
-    tr.started(None)
-    tr.finished("p")
-    assert done == [] and tr.in_flight == 2
-    tr.finished("q")
-    tr.finished("p")
-    tr.finished(None)
-    assert done == ["q", "p"] and tr.in_flight == 0
+def test_partition_tracker_marks_a_partition_when_all_descendants_finish(tmp_path):
+    store = CheckpointStore(str(tmp_path))
+    tr = PartitionTracker(store, n_stages=2)
+    tr.seed("p", "p")
+    tr.seed("q", "q")
+    tr.seed(None, "x")  # no partition: not tracked
+    tr.report(0, [("p", "p")], [("p", "p_0"), ("p", "p_1")])  # 1:2 at stage 0
+    tr.report(1, [("p", "p_0")], [])
+    assert store.done() == set() and tr.in_flight == 2  # q, p_1
+    tr.report(0, [("q", "q")], [("q", "q")])
+    tr.report(1, [("q", "q")], [("q", "q")])  # outputs of the last stage are final
+    tr.report(1, [("p", "p_1")], [])
+    assert store.done() == {"q", "p"} and tr.finished == ["q", "p"] and tr.in_flight == 0
+
+
+def test_partition_tracker_never_marks_a_partition_with_a_failed_task(tmp_path):
+    store = CheckpointStore(str(tmp_path))
+    tr = PartitionTracker(store, n_stages=2)
+    tr.seed("p", "p")
+    tr.report(0, [("p", "p")], [("p", "p_0"), ("p", "p_1")])
+    tr.report(1, [("p", "p_1")], [], failed=True)  # e.g. the writer hit a full disk
+    tr.report(1, [("p", "p_0")], [])
+    assert store.done() == set() and tr.failed_partitions == {"p"} and tr.in_flight == 0
+
+
+def test_partition_tracker_accepts_reports_out_of_order(tmp_path):
+    store = CheckpointStore(str(tmp_path))
+    tr = PartitionTracker(store, n_stages=3)
+    tr.seed("p", "p")
+    tr.report(0, [("p", "p")], [("p", "p")])
+    tr.report(2, [("p", "p")], [])  # stage 2's report overtakes stage 1's: not done yet
+    assert store.done() == set()
+    tr.report(1, [("p", "p")], [("p", "p")])
+    assert store.done() == {"p"}
 
 
 class Split(ProcessingStage):
@@ -65,7 +87,7 @@ def test_resumed_run_skips_finished_partitions(tmp_path):
     assert CheckpointStore(ckpt).is_done("b")
 
 
-def test_partition_with_a_rejected_task_counts_as_handled(tmp_path):
+def test_partition_with_a_failed_task_is_redone_on_resume(tmp_path):
     ckpt = str(tmp_path / "ckpt")
     Record.seen, Record.fail = [], True
     out = Pipeline("p", stages=[Split(), Record()]).run(
@@ -73,4 +95,11 @@ def test_partition_with_a_rejected_task_counts_as_handled(tmp_path):
         summary=False)
     assert [t.task_id for t in out] == ["b_0"]
     assert out.rejected.records[0].task_id == "b_1"  # kept in the rejected sink, not lost
+    assert not out.ok and [f.task_id for f in out.failed] == ["b_1"]
+    assert out.failed[0].task.data == [1]  # the failed task is kept whole
+    assert not CheckpointStore(ckpt).is_done("b")  # a failed task is not "done"
+    Record.seen, Record.fail = [], False  # the cause is fixed: the resumed run redoes 'b'
+    again = Pipeline("p", stages=[Split(), Record()]).run(
+        initial_tasks=[Task("b", "ds", [0, 1])], checkpoint_dir=ckpt, summary=False)
+    assert again.ok and sorted(Record.seen) == ["b_0", "b_1"]
     assert CheckpointStore(ckpt).is_done("b")

@@ -203,12 +203,13 @@ def test_failing_task_is_retried_then_rejected_with_traceback_and_run_continues(
     assert (st.failed_tasks, st.retries) == (1, 2)
     assert out.rejected.counts == {"Flaky": 1}
     files = list((tmp_path / "rej").rglob("*"))
-    assert [p.relative_to(tmp_path / "rej").as_posix() for p in files if p.is_file()] == [
-        "Flaky/bad.jsonl"]
-    rec = json.loads((tmp_path / "rej" / "Flaky" / "bad.jsonl").read_text())
+    assert sorted(p.relative_to(tmp_path / "rej").as_posix() for p in files if p.is_file()) == [
+        "Flaky/bad.failed.jsonl", "Flaky/bad.failed.task.pkl"]  # the entry and the task whole
+    rec = json.loads((tmp_path / "rej" / "Flaky" / "bad.failed.jsonl").read_text())
     assert rec["kind"] == "task" and rec["task_id"] == "bad" and rec["source"] == "bad.jsonl"
     assert "Traceback" in rec["error"] and "ValueError: cannot process bad" in rec["error"]
-    assert "rejected 1" in out.summary()
+    assert "rejected 1" in out.summary() and "NOT OK: 1 task(s) failed" in out.summary()
+    assert not out.ok and [f.task_id for f in out.failed] == ["bad"]
 
 
 def test_max_retries_is_configurable():

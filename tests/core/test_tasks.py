@@ -1,6 +1,10 @@
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
+import pytest
 from curator import EMPTY_TASK, EmptyTask, FileGroupTask, StagePerf, Task, stable_id
+from curator.tasks import get_deterministic_hash
 
 
 def test_stable_id_is_deterministic_and_distinguishes_inputs():
@@ -48,3 +52,61 @@ def test_file_group_task_records_source_files():
 def test_empty_task():
     assert isinstance(EMPTY_TASK, EmptyTask)
     assert EMPTY_TASK.num_items == 0 and EMPTY_TASK.data is None
+
+
+# ---- NeMo Curator's construction forms ------------------------------------------------------
+
+def test_task_without_task_id_gets_a_deterministic_content_id():
+    a = Task(dataset_name="ds", data=[1, 2])
+    b = Task(dataset_name="ds", data=[1, 2])
+    assert a.task_id and a.task_id == b.task_id  # same content, same id, on every run
+    assert Task(dataset_name="ds", data=[1, 3]).task_id != a.task_id
+    assert Task(dataset_name="other", data=[1, 2]).task_id != a.task_id
+
+
+def test_nemo_positional_order_and_underscore_keywords():
+    perf = [StagePerf("s", 0.1, 1, 1)]
+    t = Task("ds", [1], _stage_perf=perf)  # NeMo's positional order: dataset_name, data
+    assert (t.dataset_name, t.data, t.stage_perf) == ("ds", [1], perf)
+    assert t.task_id == Task(dataset_name="ds", data=[1]).task_id
+
+    @dataclass
+    class ListTask(Task[list]):
+        data: list = field(default_factory=list)
+
+    lt = ListTask("t7", "ds")  # two strings: our (task_id, dataset_name), data defaulted
+    assert (lt.task_id, lt.dataset_name, lt.data) == ("t7", "ds", [])
+    k = Task(dataset_name="ds", data=[1], _metadata={"x": 1}, _stage_perf=perf)
+    assert k.metadata == {"x": 1} and k.stage_perf == perf
+    assert k._metadata is k.metadata
+    k._metadata = {"y": 2}  # NeMo's processing_stage assigns these
+    k._stage_perf = []
+    assert k.metadata == {"y": 2} and k.stage_perf == []
+    # our own forms keep working, and giving both spellings is an error
+    assert Task("t1", "ds", [1]).task_id == "t1"
+    with pytest.raises(TypeError, match="metadata"):
+        Task(dataset_name="ds", data=[1], metadata={}, _metadata={})
+
+
+def test_empty_task_needs_no_arguments():
+    e = EmptyTask()
+    assert e.data is None and e.num_items == 0
+    assert (e.task_id, e.dataset_name) == (EMPTY_TASK.task_id, EMPTY_TASK.dataset_name)
+
+
+def test_get_deterministic_id_and_hash():
+    assert Task("t", "ds", [1]).get_deterministic_id() is None
+    g1 = FileGroupTask(dataset_name="ds", data=["b.jsonl", "a.jsonl"])
+    g2 = FileGroupTask(dataset_name="ds", data=["a.jsonl", "b.jsonl"])
+    # NeMo: 12 hex digits of sha256 over the sorted paths, independent of their order
+    assert g1.get_deterministic_id() == g2.get_deterministic_id() == get_deterministic_hash(
+        ["a.jsonl", "b.jsonl"])
+    assert len(g1.get_deterministic_id()) == 12
+    assert g1.task_id == g1.get_deterministic_id()  # used as the id when none is given
+    assert get_deterministic_hash(["x"], seed="s") != get_deterministic_hash(["x"])
+
+
+def test_add_stage_perf():
+    t = Task("t", "ds", [1])
+    t.add_stage_perf(StagePerf("s", 0.1, 1, 1))
+    assert [p.stage for p in t._stage_perf] == ["s"]

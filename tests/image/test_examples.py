@@ -44,4 +44,5 @@ def test_yaml_example_builds_and_runs(small_data, tmp_path):
         f"stages.4.output_dir={tmp_path / 'yaml_out'}"])
     result = pipeline_from_spec(spec).run()
     assert sum(len(t.data) for t in result) == 4  # 2 shards -> tar + parquet each
-    assert sorted(os.listdir(tmp_path / "yaml_out"))[0].endswith(".parquet")
+    assert sorted(n for n in os.listdir(tmp_path / "yaml_out")
+                  if not n.startswith("."))[0].endswith(".parquet")

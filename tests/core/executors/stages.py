@@ -11,10 +11,14 @@ from dataclasses import dataclass
 from curator import FileGroupTask, Pipeline, ProcessingStage, Task
 from curator.io import atomic_write
 
+from tests.core.executors.fullfs import FullDiskFile
 
-def make_partitions(n: int, per: int = 3) -> list[Task]:
-    """``n`` source partitions of ``per`` integer records each."""
-    return [Task(f"part{i:03d}", "nums", list(range(i * per, (i + 1) * per))) for i in range(n)]
+
+def make_partitions(n: int, per: int = 3, big: tuple[int, ...] = ()) -> list[Task]:
+    """``n`` source partitions of ``per`` integer records each (4 times as many for the
+    partition numbers in ``big``)."""
+    return [Task(f"part{i:03d}", "nums", list(range(i * per, i * per + per * (4 if i in big else 1))))
+            for i in range(n)]
 
 
 @dataclass
@@ -92,18 +96,24 @@ class JsonWriter(ProcessingStage):
 
     With ``hang_after`` > 0 it stalls (sleeps until killed) on every partition numbered
     ``hang_after`` or more, so exactly the first ``hang_after`` partitions can finish (every
-    executor hands out work in order): the test then kills the run mid-way.
+    executor hands out work in order): the test then kills the run mid-way. With
+    ``full_after`` > 0 the disk is "full" for files over that many bytes: their write raises
+    ``OSError(ENOSPC)`` (see :mod:`tests.core.executors.fullfs`).
     """
 
     out_dir: str = ""
     hang_after: int = 0
+    full_after: int = 0
+    hang_on: str = ""
     name: str = "JsonWriter"
 
     def process(self, task: Task) -> FileGroupTask:
-        while self.hang_after and int(task.partition.removeprefix("part")) >= self.hang_after:
+        while (self.hang_after and int(task.partition.removeprefix("part")) >= self.hang_after
+               or task.task_id == self.hang_on):
             time.sleep(1)
         path = os.path.join(self.out_dir, f"{task.task_id}.jsonl")
-        with atomic_write(path, "w") as fh:
+        with atomic_write(path, "w") as raw:
+            fh = FullDiskFile(raw, self.full_after) if self.full_after else raw
             for x in task.data:
                 fh.write(json.dumps({"id": task.task_id, "x": x}) + "\n")
         return FileGroupTask(task.task_id, task.dataset_name, [path], metadata=dict(task.metadata))
@@ -119,9 +129,19 @@ def read_records(out_dir: str) -> list[tuple[str, int]]:
     return sorted(recs)
 
 
-def resume_pipeline(out_dir: str, hang_after: int = 0) -> Pipeline:
+def resume_pipeline(out_dir: str, hang_after: int = 0, full_after: int = 0,
+                    hang_on: str = "") -> Pipeline:
     return Pipeline("resume", stages=[Square(), SplitInTwo(),
-                                      JsonWriter(out_dir, hang_after)])
+                                      JsonWriter(out_dir, hang_after, full_after, hang_on)])
+
+
+def expected_records(parts: list[Task]) -> list[tuple[str, int]]:
+    """What :func:`resume_pipeline` writes for ``parts`` (sorted, each record once)."""
+    out = []
+    for t in parts:
+        half = len(t.data) // 2
+        out += [(f"{t.task_id}_{0 if k < half else 1}", x * x) for k, x in enumerate(t.data)]
+    return sorted(out)
 
 
 def make_executor(kind: str, address: str | None = None):
@@ -136,10 +156,12 @@ def make_executor(kind: str, address: str | None = None):
     return cls(address=address) if address else cls()
 
 
-if __name__ == "__main__":  # a job for test_resume: kind out_dir checkpoint_dir n hang_after [addr]
-    kind, out, ckpt, n, hang = sys.argv[1:6]
-    addr = sys.argv[6] if len(sys.argv) > 6 else None
-    result = resume_pipeline(out, int(hang)).run(
-        make_executor(kind, addr), initial_tasks=make_partitions(int(n)), checkpoint_dir=ckpt,
-        summary=False)
-    print(json.dumps({"skipped": result.stats.stages[0].skipped, "outputs": len(result)}))
+if __name__ == "__main__":  # a job for test_resume; argument: a JSON object of options
+    opts = json.loads(sys.argv[1])
+    parts = make_partitions(opts["n"], big=tuple(opts.get("big", ())))
+    result = resume_pipeline(opts["out"], opts.get("hang_after", 0), opts.get("full_after", 0),
+                             opts.get("hang_on", "")).run(
+        make_executor(opts["kind"], opts.get("address")), initial_tasks=parts,
+        checkpoint_dir=opts["ckpt"], rejected_dir=opts.get("rejected"), summary=False)
+    print(json.dumps({"skipped": result.stats.stages[0].skipped, "outputs": len(result),
+                      "ok": result.ok, "failed": sorted(f.task_id for f in result.failed)}))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 
+import cloudpickle
 import pytest
 from curator import Pipeline
 
@@ -45,9 +46,12 @@ def test_dead_worker_is_replaced_and_failing_task_rejected(executor, tmp_path):
     stats = {s.name: s for s in result.stats.stages}
     assert stats["RaiseOn"].failed_tasks == 1 and stats["RaiseOn"].retries == 1
     assert stats["JsonWriter"].tasks_in == 4
-    lines = (rejected / "RaiseOn" / "part002.jsonl").read_text().splitlines()
+    lines = (rejected / "RaiseOn" / "part002.failed.jsonl").read_text().splitlines()
     entry = json.loads(lines[0])
     assert entry["kind"] == "task" and "cannot handle part002" in entry["error"]
+    kept = cloudpickle.loads((rejected / "RaiseOn" / "part002.failed.task.pkl").read_bytes())
+    assert kept.task_id == "part002" and kept.data == [36, 49, 64]  # the whole task, squared
+    assert not result.ok and [str(f).split(":")[0] for f in result.failed] == ["RaiseOn/part002"]
     if executor.name == "local":
         assert stats["DieOnce"].worker_restarts == 1
     elif executor.name == "ray_actor_pool":  # fused: counted on the group's first stage

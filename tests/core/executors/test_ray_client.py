@@ -81,3 +81,113 @@ def test_importing_curator_and_plugins_does_not_import_ray():
     assert info["cls"] == "RayDataExecutor"
     assert {"local", "ray_data", "ray_actor_pool"} <= set(info["names"])
     assert info["entry"] == "RayDataExecutor"
+
+
+def test_discovery_order_follows_rays_own_tools(monkeypatch):
+    from curator.executors.ray_client import resolve_address
+
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    assert resolve_address("10.0.0.1:6379") == ("explicit", "10.0.0.1:6379")
+    monkeypatch.setenv("RAY_ADDRESS", "10.0.0.2:6379")  # also what `ray job submit` sets
+    assert resolve_address("10.0.0.1:6379") == ("explicit", "10.0.0.1:6379")  # explicit wins
+    assert resolve_address(None) == ("env", "10.0.0.2:6379")
+    assert resolve_address("auto") == ("env", "10.0.0.2:6379")
+    monkeypatch.delenv("RAY_ADDRESS")
+    import ray
+
+    if not ray.is_initialized():  # (a Ray test earlier in the session may have connected)
+        assert resolve_address("auto") == ("auto", "auto")
+        assert resolve_address(None) == ("start", None)
+    assert resolve_address("local")[0] in ("start", "initialized")
+
+
+def test_cli_address_reaches_the_client_with_the_specs_executor_settings(tmp_path):
+    """`curator run --executor ray_data --address A` joins A, keeping the spec's settings of
+    another Ray executor (here its ray_timeout_s); nothing listens at A, so the run fails with
+    an error that names A instead of starting a cluster of its own."""
+    import socket
+
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "a.jsonl").write_text('{"id": 1, "text": "hello"}\n')
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(textwrap.dedent("""
+        name: join
+        executor: {name: ray_actor_pool, config: {ray_timeout_s: 3}}
+        stages:
+          - stage: JsonlReader
+            file_paths: in/
+          - stage: JsonlWriter
+            path: out/
+    """))
+    env = {**os.environ, "RAY_ENABLE_UV_RUN_RUNTIME_ENV": "0"}
+    env.pop("RAY_ADDRESS", None)
+    proc = subprocess.run([sys.executable, "-m", "curator", "run", str(spec), "--executor",
+                           "ray_data", "--address", f"127.0.0.1:{port}"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=300, env=env)
+    assert proc.returncode == 1, proc.stderr[-3000:]
+    assert f"127.0.0.1:{port}" in proc.stderr and "within 3s" in proc.stderr, proc.stderr[-3000:]
+    assert "Traceback" not in proc.stderr
+
+
+ORPHAN_DRIVER = textwrap.dedent("""
+    import json, sys, time
+    from curator.executors.ray_client import RayClient, _ray_descendants
+
+    client = RayClient(num_cpus=1, object_store_memory=80 * 1024**2, timeout_s=200,
+                       _temp_dir=sys.argv[1]).start()
+    import ray
+    session = ray._private.worker._global_node.get_session_dir_path()
+    procs = [[p.pid, p.create_time()] for p in _ray_descendants()]
+    print(json.dumps({"session": session, "procs": procs}), flush=True)
+    time.sleep(600)
+""")
+
+
+@pytest.mark.ray
+def test_next_start_ends_the_cluster_of_a_killed_driver_and_nothing_else():
+    """A driver that started a cluster is kill -9'd; the next RayClient start on the machine
+    ends every process of that cluster (found by the record the driver left in Ray's temp
+    dir; the test uses a temp dir of its own, so no other cluster on the machine is touched)."""
+    import shutil
+    import tempfile
+    import time
+
+    import psutil
+    from curator.executors.ray_client import session_processes
+
+    temp_dir = tempfile.mkdtemp(prefix="cor", dir="/tmp")  # our own: short socket paths
+    env = {**os.environ, "RAY_ENABLE_UV_RUN_RUNTIME_ENV": "0"}
+    env.pop("RAY_ADDRESS", None)
+    driver = subprocess.Popen([sys.executable, "-c", ORPHAN_DRIVER, temp_dir], env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        info = json.loads(driver.stdout.readline())
+        assert len(info["procs"]) >= 3
+        driver.kill()  # SIGKILL: no atexit, no ray.shutdown()
+        driver.wait(30)
+        time.sleep(2)
+        left = session_processes(info["session"], info["procs"])
+        print(f"alive 2s after kill -9: {len(left)} of {len(info['procs'])}")
+        # the next start (here: a new cluster in the same temp dir) sweeps the orphans
+        info2 = _run(textwrap.dedent(f"""
+            import json, sys
+            from curator.executors.ray_client import RayClient
+            with RayClient(num_cpus=1, object_store_memory=80 * 1024**2, timeout_s=200,
+                           _temp_dir={temp_dir!r}) as client:
+                alive = client.is_running
+            print(json.dumps({{"alive": alive}}))
+        """))
+        assert info2["alive"]
+        assert session_processes(info["session"], info["procs"]) == []
+        assert not any(psutil.pid_exists(pid) and abs(psutil.Process(pid).create_time() - t) < 1e-3
+                       for pid, t in info["procs"])
+    finally:
+        if driver.poll() is None:
+            driver.kill()
+        from curator.executors.ray_client import end_processes
+
+        end_processes(session_processes(temp_dir))
+        shutil.rmtree(temp_dir, ignore_errors=True)

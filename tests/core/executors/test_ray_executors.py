@@ -56,7 +56,7 @@ def _many_stages() -> list[ProcessingStage]:
 def test_plan_fuses_equal_resources_and_maps_gpu_memory(monkeypatch):
     from curator.executors.ray_data import RayDataExecutor
 
-    monkeypatch.setattr("curator.executors.ray_data.node_gpu_memory_gb", lambda: 80.0)
+    monkeypatch.setattr("curator.executors.ray_data.node_gpu_memory_gb", lambda *_: 80.0)
     ex = RayDataExecutor(num_workers={"a0": 3})
     groups = ex.groups(_many_stages())
     assert [g.name for g in groups] == ["a0+a1+a2+a3+a4+a5+Square", "gpu_mem", "gpu_q"]
@@ -72,7 +72,7 @@ def test_plan_fuses_equal_resources_and_maps_gpu_memory(monkeypatch):
 def test_plan_without_fusion_fits_nine_pools_on_two_cpus(monkeypatch):
     from curator.executors.ray_data import RayDataExecutor
 
-    monkeypatch.setattr("curator.executors.ray_data.node_gpu_memory_gb", lambda: 80.0)
+    monkeypatch.setattr("curator.executors.ray_data.node_gpu_memory_gb", lambda *_: 80.0)
     ex = RayDataExecutor(fuse_stages=False)
     groups = ex.groups(_many_stages())
     assert len(groups) == 9

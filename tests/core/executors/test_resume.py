@@ -1,4 +1,5 @@
-"""A run killed after k of n partitions resumes from its checkpoint: same output, none twice."""
+"""A run killed after k of n partitions resumes from its checkpoint: same output, none twice;
+and a partition whose writer failed (disk full) is not "done": the resumed run writes it."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.core.executors.stages import read_records
+from tests.core.executors.stages import expected_records, make_partitions, read_records
 
 ROOT = Path(__file__).resolve().parents[3]
 EXECUTORS = ["local", pytest.param("ray_data", marks=pytest.mark.ray),
@@ -21,9 +22,10 @@ N = 6
 
 
 def _job(kind: str, out: Path, ckpt: Path, hang_after: int, address: str | None,
-         ) -> subprocess.Popen:
-    args = [sys.executable, "-m", "tests.core.executors.stages", kind, str(out), str(ckpt),
-            str(N), str(hang_after)] + ([address] if address else [])
+         **extra: object) -> subprocess.Popen:
+    opts = {"kind": kind, "out": str(out), "ckpt": str(ckpt), "n": N, "hang_after": hang_after,
+            "address": address, **extra}
+    args = [sys.executable, "-m", "tests.core.executors.stages", json.dumps(opts)]
     env = {**os.environ, "CURATOR_SUMMARY": "0", "RAY_ENABLE_UV_RUN_RUNTIME_ENV": "0"}
     return subprocess.Popen(args, cwd=ROOT, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=True)
@@ -62,3 +64,44 @@ def test_killed_run_resumes_to_the_same_output(kind, tmp_path, request):
     assert read_records(str(out)) == read_records(str(ref))  # same records, none twice
     assert len(read_records(str(out))) == 3 * N
     assert len(os.listdir(done_dir)) == N
+
+
+@pytest.mark.parametrize("kind", EXECUTORS)
+def test_full_disk_then_kill_then_resume_writes_exactly_the_missing_partitions(kind, tmp_path,
+                                                                               request):
+    """Issue 13 case 1 on every executor. Run 1: the "disk" is full for partitions 1 and 3
+    (their files are too big: the writer raises ENOSPC after 100 bytes, on every retry), 0, 2
+    and 4 are written, the second half of 5 stalls; the driver is killed with SIGKILL. Run 2,
+    after "freeing space", must skip exactly 0, 2 and 4 and write the rest: every record once."""
+    address = request.getfixturevalue("ray_cluster").address if kind != "local" else None
+    out, ckpt, rejected = tmp_path / "out", tmp_path / "ckpt", tmp_path / "rejected"
+    big = [1, 3]
+    proc = _job(kind, out, ckpt, 0, address, full_after=100, big=big, rejected=str(rejected),
+                hang_on="part005_1")
+    done_dir, failed_dir = ckpt / "done", rejected / "JsonWriter"
+
+    def landed() -> tuple[int, int]:
+        done = len(os.listdir(done_dir)) if done_dir.is_dir() else 0
+        failed = len(list(failed_dir.glob("*.failed.jsonl"))) if failed_dir.is_dir() else 0
+        return done, failed
+
+    deadline = time.monotonic() + 180
+    while landed() < (3, 4):  # 3 partitions written, both halves of 1 and 3 failed
+        assert proc.poll() is None, proc.communicate()[1][-3000:]
+        assert time.monotonic() < deadline, f"run 1 never got there: {landed()}"
+        time.sleep(0.2)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait(30)
+    # the partitions whose writer failed are NOT done (before the fix all four were)
+    assert sorted(os.listdir(done_dir)) == ["part000.json", "part002.json", "part004.json"]
+    kept = sorted(p.name for p in failed_dir.glob("*.failed.task.pkl"))
+    assert kept == [f"part00{i}_{h}.failed.task.pkl" for i in big for h in (0, 1)]
+
+    resumed = _finish(_job(kind, out, ckpt, 0, address, big=big, rejected=str(rejected)))
+    assert resumed["ok"] and resumed["failed"] == []
+    assert resumed["skipped"] == 3  # 0, 2 and 4 were not redone
+    assert read_records(str(out)) == expected_records(make_partitions(N, big=tuple(big)))
+    assert len(os.listdir(done_dir)) == N
+    # the old failed-task entries were superseded by the resumed run (not left for a replay)
+    assert not list(failed_dir.glob("*.failed.*"))
+    assert len(list((rejected / ".superseded" / "JsonWriter").glob("*.failed.*"))) == 8

@@ -137,20 +137,31 @@ print(sorted(r["text"] for t in result for r in t.data))
     assert proc.stdout.strip() == "['LINE 0.0', 'LINE 0.1!', 'LINE 1.0', 'LINE 1.1!']"
 
 
-def test_name_clash_names_both_distributions_and_keeps_the_first(plugin_venv):
+def test_name_clash_refuses_only_that_name_and_qualified_names_pick_one(plugin_venv, tmp_path):
     proc = curator(plugin_venv, "plugins", "--json", disable=None)
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
-    assert "clash" in {p["name"] for p in data["plugins"]}
-    broken = {b["name"]: b["error"] for b in data["broken"]}
-    assert "demo" in broken  # loaded after 'clash', so its registration is refused whole
-    assert "curator-clash-plugin 9.9.0" in broken["demo"]
-    assert "curator-demo-plugin 0.3.1" in broken["demo"]
-    assert "DemoUpperCaseStage" in broken["demo"]
+    assert {"clash", "demo", "core"} <= {p["name"] for p in data["plugins"]}
+    assert {b["name"] for b in data["broken"]} == {"broken"}  # nobody is broken by a clash
+    notes = " ".join(data["clashes"])
+    assert "curator-clash-plugin 9.9.0" in notes and "curator-demo-plugin 0.3.1" in notes
     stages = json.loads(curator(plugin_venv, "stages", "--json", disable=None).stdout)
     names = {e["name"]: e["distribution"] for e in stages}
-    assert names["DemoUpperCaseStage"] == "curator-clash-plugin"
-    assert "DemoMinLengthFilter" not in names  # nothing of the refused plugin is kept
+    assert names["FilePartitioningStage"] == "curator-core"  # built-in wins, core complete
+    assert names["clash:FilePartitioningStage"] == "curator-clash-plugin"
+    assert "DemoUpperCaseStage" not in names  # refused between two third parties
+    assert names["demo:DemoUpperCaseStage"] == "curator-demo-plugin"
+    assert names["DemoMinLengthFilter"] == names["DemoLinesSource"] == "curator-demo-plugin"
+    assert names["ClashOnlyStage"] == "curator-clash-plugin"
+    spec = tmp_path / "spec.yaml"
+    spec.write_text("stages:\n  - stage: DemoLinesSource\n  - stage: DemoUpperCaseStage\n")
+    proc = curator(plugin_venv, "run", str(spec), "--dry-run", disable=None)
+    assert proc.returncode == 2
+    assert "'demo:DemoUpperCaseStage' or 'clash:DemoUpperCaseStage'" in proc.stderr or (
+        "'clash:DemoUpperCaseStage' or 'demo:DemoUpperCaseStage'" in proc.stderr), proc.stderr
+    spec.write_text("stages:\n  - stage: DemoLinesSource\n  - stage: demo:DemoUpperCaseStage\n")
+    proc = curator(plugin_venv, "run", str(spec), "--dry-run", disable=None)
+    assert proc.returncode == 0, proc.stderr
 
 
 def test_load_plugins_env_selects_plugins(plugin_venv):

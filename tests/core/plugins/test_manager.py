@@ -118,6 +118,36 @@ def test_importing_curator_and_loading_core_plugin_imports_no_heavy_library():
     assert proc.stdout.strip() == "[]"
 
 
+@pytest.mark.parametrize("statement", [
+    "import curator",
+    "from curator import Pipeline, ProcessingStage, Resources",
+    "from curator import LocalExecutor, ConfigError, hookimpl, Task",
+])
+def test_public_face_of_curator_loads_no_heavy_library(statement):
+    code = (f"import sys; {statement}; "
+            "print(sorted(m for m in ('fsspec', 'numpy', 'pyarrow', 'ray', 'torch') "
+            "if m in sys.modules))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "[]"
+
+
+def test_every_public_name_resolves_lazily():
+    import curator
+
+    assert "Pipeline" in dir(curator)
+    missing = []
+    for name in curator.__all__:
+        try:
+            getattr(curator, name)
+        except (AttributeError, ImportError) as exc:
+            missing.append(f"{name}: {exc}")
+    assert not missing, missing
+    with pytest.raises(AttributeError, match="no attribute 'Pipline'"):
+        curator.Pipline  # noqa: B018
+
+
 def test_get_reset_and_use_registry():
     first = get_registry()
     assert get_registry() is first

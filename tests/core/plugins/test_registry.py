@@ -57,17 +57,23 @@ def test_invalid_name():
         Registry().add(Good, "stage", A, name="not valid")
 
 
-def test_clash_names_both_distributions():
+def test_clash_between_third_parties_refuses_only_that_name_and_names_both():
     reg = Registry()
     reg.add(Good, "stage", A)
+    reg.add(NotAStage, "filter", A)
 
     class Good2(Good):
         pass
 
+    reg.add(Good2, "stage", B, name="Good")
     with pytest.raises(PluginConflictError) as err:
-        reg.add(Good2, "stage", B, name="Good")
+        reg.get("Good")
     msg = str(err.value)
-    assert "dist-a 1.0" in msg and "dist-b 2.0" in msg and "CURATOR_DISABLE_PLUGINS=b" in msg
+    assert "dist-a 1.0" in msg and "dist-b 2.0" in msg and "'a:Good' or 'b:Good'" in msg
+    assert reg.get("a:Good").obj is Good and reg.get("b:Good").obj is Good2
+    assert reg.get("NotAStage").obj is NotAStage  # the rest of plugin a stays usable
+    with pytest.raises(PluginError, match="registered stage name 'Good' twice"):
+        reg.add(Good2, "stage", A, name="Good")  # one plugin, one name, two classes: a bug
 
 
 def test_unknown_name_suggests_close_matches():

@@ -160,3 +160,86 @@ def test_composite_declares_inner_io():
 
     assert Both().inputs() == (["data"], ["path"])
     assert Both().outputs() == (["data"], ["text", "tag"])
+
+
+# ---- NeMo Curator's stage API ---------------------------------------------------------------
+
+def test_with_num_workers_none_resets_an_override():
+    class Fixed(ProcessingStage):
+        num_workers = 4
+
+        def process(self, task):
+            return task
+
+    s = Fixed().with_(num_workers=2)
+    assert s.num_workers == 2
+    assert s.with_(name="x").num_workers == 2  # left out: kept
+    assert s.with_(num_workers=None).num_workers is None  # None: the executor decides (NeMo)
+    assert Fixed().with_(num_workers=None).num_workers is None
+    with pytest.raises(ValueError, match="num_workers"):
+        s.with_(num_workers=0)
+
+
+def test_nemo_num_workers_method_is_read_as_the_attribute():
+    class NeMoStyle(ProcessingStage):
+        def num_workers(self):  # NeMo Curator's way to fix a worker count
+            return 3
+
+        def process(self, task):
+            return task
+
+    s = NeMoStyle()
+    assert s.num_workers == 3  # what executors read
+    assert s.with_(num_workers=5).num_workers == 5
+    assert s.with_(num_workers=None).num_workers is None
+    assert s.num_workers == 3  # with_ returned copies
+
+
+def test_get_stage_class_finds_stages_by_class_name():
+    from curator import get_stage_class
+    from curator.stages.base import get_stage_class as from_base
+
+    class MyMigratedStage(ProcessingStage):
+        def process(self, task):
+            return task
+
+    assert get_stage_class("MyMigratedStage") is MyMigratedStage
+    assert from_base is get_stage_class
+    assert get_stage_class("Upper") is Upper
+    with pytest.raises(KeyError, match="NoSuchStage"):
+        get_stage_class("NoSuchStage")
+    with pytest.raises(KeyError):
+        get_stage_class("CompositeStage")  # abstract classes are not stages to build
+
+
+def test_get_stage_class_knows_processing_stage_names():
+    from curator import get_stage_class
+
+    @processing_stage(name="shout_stage", batch_size=2)
+    def shout(task):
+        return task.derive([s.upper() for s in task.data])
+
+    cls = get_stage_class("shout_stage")
+    built = cls()
+    assert built.name == "shout_stage" and built.batch_size == 2
+    assert built.process(Task("t", "d", ["a"])).data == ["A"]
+
+
+@pytest.mark.parametrize("fn", [
+    lambda: None,
+    lambda a, b: a,
+    lambda task, *, flag: task,
+    lambda task, flag=1: task,  # NeMo: exactly one parameter
+    lambda **kw: kw,
+    lambda *, task: task,
+])
+def test_processing_stage_rejects_wrong_signatures_at_decoration(fn):
+    with pytest.raises(ValueError, match="exactly one positional argument"):
+        processing_stage(name="bad")(fn)
+
+
+def test_processing_stage_accepts_one_argument():
+    assert processing_stage(name="ok1")(lambda task: task).name == "ok1"
+    assert processing_stage(name="ok2")(lambda *tasks: tasks[0]).name == "ok2"
+    stage = processing_stage(name="ok3", resources={"cpus": 0.5})(lambda task: task)
+    assert stage.resources == Resources(cpus=0.5)  # NeMo accepts a dict of resources

@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+import ast
 import random
 
+import numpy as np
 import pyarrow as pa
 import pytest
-from curator_text import DocumentBatch, FastTextLangId, FastTextQualityFilter, ScoreFilter
+from curator_text import (
+    DocumentBatch,
+    FastTextLangId,
+    FastTextQualityFilter,
+    Score,
+    ScoreFilter,
+)
 
 HQ = ["the committee published a detailed report on economic growth",
       "researchers explain the results of the experiment in the paper",
@@ -51,9 +59,9 @@ def models(tmp_path_factory):
     return _train(tmp, q, "quality"), _train(tmp, lid, "lid")
 
 
-def test_quality_filter_scores_and_keeps_hq(models) -> None:
+def test_quality_filter_threshold_mode_scores_and_keeps_hq(models) -> None:
     batch = DocumentBatch("t", "d", pa.table({"text": [HQ[0], LQ[0]]}))
-    flt = FastTextQualityFilter(models[0], label_field="quality_label")
+    flt = FastTextQualityFilter(models[0], alpha=None, label_field="quality_label")
     stage = ScoreFilter(flt, score_field="quality_score")
     stage.setup()
     out = stage.process(batch).to_pyarrow()
@@ -62,15 +70,44 @@ def test_quality_filter_scores_and_keeps_hq(models) -> None:
     assert out["quality_label"].to_pylist() == ["hq"]
 
 
-def test_langid_writes_label_and_score(models) -> None:
+def test_quality_filter_default_is_nemo_pareto_sampling(models) -> None:
+    """NeMo Curator's default (alpha=3, seed=42): keep when Pareto(3) noise > 1 - score, the
+    noise drawn from NumPy's legacy generator seeded with 42, one draw per document."""
+    texts = (HQ + LQ) * 5
+    batch = DocumentBatch("t", "d", pa.table({"text": texts}))
+    stage = ScoreFilter(FastTextQualityFilter(models[0]), score_field="q")
+    scores = Score(FastTextQualityFilter(models[0]), score_field="q").process(batch)
+    q = np.array(scores.to_pyarrow()["q"].to_pylist())
+    expected = np.random.RandomState(42).pareto(3, len(texts)) > 1 - q
+    assert 0 < expected.sum() < len(texts)  # the noise keeps some low-quality documents
+    out = stage.process(batch).to_pyarrow()
+    assert out["text"].to_pylist() == [t for t, k in zip(texts, expected, strict=True) if k]
+
+
+def test_langid_score_is_nemo_string_with_model_label(models) -> None:
     batch = DocumentBatch("t", "d", pa.table({"text": [HQ[1], "le chat est sur la table"]}))
-    stage = ScoreFilter(FastTextLangId(models[1], languages=["EN"]), score_field="lang_score")
+    flt = FastTextLangId(models[1])
+    scored = Score(flt, score_field="lang").process(batch).to_pyarrow()["lang"].to_pylist()
+    parsed = [ast.literal_eval(s) for s in scored]
+    assert [lang for _, lang in parsed] == ["en", "fr"]  # as in the model, not upper-cased
+    assert all(isinstance(p, float) and 0 < p <= 1 for p, _ in parsed)
+    assert scored[0] == str([parsed[0][0], "en"])
+    kept = ScoreFilter(FastTextLangId(models[1], lang="EN")).process(batch).to_pyarrow()
+    assert kept["text"].to_pylist() == [HQ[1]]  # lang= matches case-insensitively
+    assert flt.keep_document("[0.9, 'eng_Latn']")
+    assert FastTextLangId(models[1], lang="eng").keep_document("[0.9, 'eng_Latn']")
+    assert not FastTextLangId(models[1], lang="eng_Cyrl").keep_document("[0.9, 'eng_Latn']")
+    assert not flt.keep_document("[0.2, 'en']")
+
+
+def test_langid_numeric_option_with_label_field(models) -> None:
+    batch = DocumentBatch("t", "d", pa.table({"text": [HQ[1], "le chat est sur la table"]}))
+    stage = ScoreFilter(FastTextLangId(models[1], languages=["en"], numeric_score=True,
+                                       label_field="language"), score_field="lang_score")
     stage.setup()
     out = stage.process(batch).to_pyarrow()
-    assert out["language"].to_pylist() == ["EN"]
+    assert out["language"].to_pylist() == ["en"]
     assert out["lang_score"][0].as_py() >= 0.3
-    scored = ScoreFilter(FastTextLangId(models[1]), score_field="s").process(batch).to_pyarrow()
-    assert scored["language"].to_pylist() == ["EN", "FR"]
 
 
 def test_missing_model_path_is_a_config_error() -> None:

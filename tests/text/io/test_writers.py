@@ -56,3 +56,127 @@ def test_jsonl_encoding_round_trips_awkward_values() -> None:
     assert rows[2]["text"] == "" and rows[2]["b"] is None
     nested = [json.loads(x) for x in table_to_jsonl(table).splitlines()]  # pandas fallback
     assert nested[0]["tags"] == ["a"]
+
+
+def _dotted_inputs(root, rows_per_file=3):
+    src = root / "src"
+    src.mkdir()
+    for name in ("part.a.jsonl", "part.b.jsonl", "docs.v2.json.gz"):
+        lines = "".join(json.dumps({"text": f"{name}-{i}", "file_name": f"s3://b/x/{name}"}) + "\n"
+                        for i in range(rows_per_file))
+        if name.endswith(".gz"):
+            import gzip
+
+            (src / name).write_bytes(gzip.compress(lines.encode()))
+        else:
+            (src / name).write_text(lines)
+    return src
+
+
+@pytest.mark.parametrize("files_per_partition", [1, 3])  # names across tasks and within one
+def test_write_to_filename_keeps_dotted_names_whole(tmp_path, files_per_partition) -> None:
+    from curator import Pipeline
+    from curator_text import JsonlReader
+
+    src, out = _dotted_inputs(tmp_path), tmp_path / "out"
+    result = Pipeline("p", stages=[
+        JsonlReader(str(src), files_per_partition=files_per_partition),
+        JsonlWriter(path=str(out), write_to_filename=True)]).run(summary=False)
+    assert sorted(n for n in os.listdir(out) if not n.startswith(".")) == [
+        "docs.v2.jsonl", "part.a.jsonl", "part.b.jsonl"]
+    rows = [json.loads(x) for f in out.glob("*.jsonl") for x in open(f)]
+    assert len(rows) == 9 == sum(t.metadata["num_rows"] for t in result)  # none lost
+    for f in out.glob("*.jsonl"):
+        assert {r["text"].rsplit("-", 1)[0] for r in map(json.loads, open(f))} == {
+            f.name.replace(".jsonl", ".json.gz") if f.name.startswith("docs") else f.name}
+
+
+def test_write_to_filename_parquet_and_rows_without_a_name(tmp_path) -> None:
+    table = pa.table({"text": ["a", "b", "c"], "file_name": ["x.y.parquet", None, "x.z.jsonl"]})
+    out = ParquetWriter(path=str(tmp_path), write_to_filename=True).process(
+        DocumentBatch("t1", "d", table))
+    assert sorted(os.path.basename(p) for p in out.data) == ["t1.parquet", "x.y.parquet",
+                                                             "x.z.parquet"]
+    assert sum(pq.read_table(p).num_rows for p in out.data) == 3
+
+
+def _docs(n, tag):
+    return DocumentBatch(f"{tag}", "d", pa.table({"text": [f"{tag}{i}" for i in range(n)]}))
+
+
+def _count(out):
+    return sum(1 for f in out.glob("*.jsonl") for _ in open(f))
+
+
+def test_writer_modes_on_a_dirty_directory(tmp_path) -> None:
+    """12,000 documents into a directory holding 15,000 of another run (issue 13, case 7)."""
+    from curator import Pipeline
+    from curator.output_dir import OutputDirError
+
+    out = tmp_path / "out"
+
+    def run(tasks, **kw):
+        return Pipeline("p", stages=[JsonlWriter(path=str(out), **kw)]).run(
+            initial_tasks=tasks, summary=False)
+
+    run([_docs(5_000, f"old{i}_") for i in range(3)])
+    assert _count(out) == 15_000
+    new = [_docs(6_000, f"new{i}_") for i in range(2)]
+    with pytest.raises(OutputDirError, match="JsonlWriter|another run"):
+        run(new)
+    assert _count(out) == 15_000  # refused: nothing mixed in
+    run(new, mode="ignore")
+    assert _count(out) == 15_000
+    run(new, mode="overwrite")
+    assert _count(out) == 12_000
+    run(new, mode="append")
+    assert _count(out) == 24_000
+    with pytest.raises(ValueError, match="mode must be one of"):
+        JsonlWriter(path=str(out), mode="errorifexists")
+
+
+@pytest.mark.ray
+@pytest.mark.parametrize("kind", ["ray_data", "ray_actor_pool"])
+def test_modes_reach_the_writers_on_ray_workers(kind, tmp_path, ray_cluster) -> None:
+    """The claim is made on the driver and travels with the stage to Ray workers."""
+    from curator import Pipeline
+    from curator_text import JsonlReader
+
+    src, out = tmp_path / "src", tmp_path / "out"
+    src.mkdir()
+    for f in range(2):
+        (src / f"p{f}.jsonl").write_text("".join(json.dumps({"text": f"{f}-{i}"}) + "\n"
+                                                 for i in range(4)))
+
+    def run(executor, mode):
+        return Pipeline("p", stages=[JsonlReader(str(src)), JsonlWriter(path=str(out), mode=mode)]
+                        ).run(executor, summary=False)
+
+    run("local", "error")
+    run(kind, "append")  # same task ids: new names, nothing replaced
+    assert _count(out) == 16 and len(list(out.glob("*.jsonl"))) == 4
+    run(kind, "ignore")
+    assert _count(out) == 16
+
+
+def test_mode_is_a_spec_key_checked_before_any_data_is_read(tmp_path) -> None:
+    from curator.errors import ConfigError
+    from curator.spec import pipeline_from_spec
+
+    spec = {"name": "s", "stages": [
+        {"reader": "JsonlReader", "file_paths": str(tmp_path / "missing")},
+        {"writer": "JsonlWriter", "path": str(tmp_path / "out"), "mode": "overwrite"}]}
+    (writer,) = [s for s in pipeline_from_spec(spec).build() if isinstance(s, JsonlWriter)]
+    assert writer.mode == "overwrite"
+    spec["stages"][1]["mode"] = "sideways"
+    with pytest.raises(ConfigError, match="mode"):
+        pipeline_from_spec(spec)
+
+
+@pytest.mark.parametrize(("name", "stem"), [
+    ("part.a.jsonl", "part.a"), ("s3://b/x/part.b.jsonl", "part.b"), ("docs.v2.json.gz", "docs.v2"),
+    ("x.jsonl.zst", "x"), ("noext", "noext"), (".hidden", ".hidden"), ("a.b.c.parquet", "a.b.c")])
+def test_file_stem_drops_only_the_extension(name, stem) -> None:
+    from curator.io import file_stem
+
+    assert file_stem(name) == stem

@@ -17,14 +17,14 @@ from curator_video import (
 
 def listing(root):
     return sorted(os.path.relpath(os.path.join(d, f), root)
-                  for d, _, fs in os.walk(root) for f in fs)
+                  for d, _, fs in os.walk(root) for f in fs if not f.startswith("."))
 
 
-def run(video_dir, out):
+def run(video_dir, out, mode="error"):
     stages = [VideoReaderStage([f"{video_dir}/moving.mp4", f"{video_dir}/scenes.mp4"]),
               FixedStrideSplitStage(2.0, min_clip_length_s=0.5),
               ClipFrameExtractionStage(num_frames=2), ClipTranscodingStage(),
-              ClipWriterStage(str(out), generate_previews=True)]
+              ClipWriterStage(str(out), generate_previews=True, mode=mode)]
     return Pipeline("write", stages=stages).run()
 
 
@@ -43,7 +43,7 @@ def test_writes_clips_records_previews_and_parquet_deterministically(video_dir, 
     table = pq.read_table(tmp_path / "metadata").to_pylist()
     assert sorted(r["clip_uuid"] for r in table) == sorted(c.split("/")[1][:-4] for c in clips)
     # a re-run overwrites the same names: nothing duplicated, no temporary file left behind
-    run(video_dir, tmp_path)
+    run(video_dir, tmp_path, mode="overwrite")
     assert listing(tmp_path) == files
 
 

@@ -1,4 +1,5 @@
-"""Word and character error rates (edit distance) with text normalisation."""
+"""Word and character error rates with text normalisation; the edit distances are computed by
+jiwer (rapidfuzz's C++ Levenshtein), not in Python."""
 
 from __future__ import annotations
 
@@ -28,14 +29,28 @@ def normalize_text(text: str, *, lowercase: bool = True, remove_punctuation: boo
 
 
 def edit_distance(ref: Sequence, hyp: Sequence) -> int:
-    """Levenshtein distance (substitutions, insertions, deletions) between two sequences."""
-    prev = list(range(len(hyp) + 1))
-    for i, r in enumerate(ref, 1):
-        cur = [i] + [0] * len(hyp)
-        for j, h in enumerate(hyp, 1):
-            cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (r != h))
-        prev = cur
-    return prev[-1]
+    """Levenshtein distance (substitutions, insertions, deletions) between two sequences
+    (strings, or lists of hashable tokens such as words)."""
+    from rapidfuzz.distance import Levenshtein
+
+    return int(Levenshtein.distance(ref, hyp))
+
+
+def _errors(ref: str, hyp: str, unit: str) -> int:
+    """Substitutions + deletions + insertions between two normalised strings, counted by jiwer
+    over words (split on spaces) or characters (spaces count)."""
+    import jiwer
+
+    if not ref or not hyp:  # jiwer refuses empty references; every token is an edit
+        return len(ref.split() if unit == "words" else ref) + len(
+            hyp.split() if unit == "words" else hyp)
+    if unit == "words":
+        t = jiwer.ReduceToListOfListOfWords()
+        out = jiwer.process_words(ref, hyp, reference_transform=t, hypothesis_transform=t)
+    else:
+        t = jiwer.ReduceToListOfListOfChars()
+        out = jiwer.process_characters(ref, hyp, reference_transform=t, hypothesis_transform=t)
+    return out.substitutions + out.deletions + out.insertions
 
 
 def _rate(errors: int, n: int, hyp_len: int) -> float:
@@ -47,15 +62,15 @@ def _rate(errors: int, n: int, hyp_len: int) -> float:
 def word_error_rate(reference: str, hypothesis: str, **normalize: bool) -> float:
     """Word edits / reference words (a fraction; 0.25 = 25 %). Keyword options go to
     :func:`normalize_text`. An empty reference scores 0 against an empty hypothesis, else 1."""
-    ref = normalize_text(reference, **normalize).split()
-    hyp = normalize_text(hypothesis, **normalize).split()
-    return _rate(edit_distance(ref, hyp), len(ref), len(hyp))
+    ref = " ".join(normalize_text(reference, **normalize).split())
+    hyp = " ".join(normalize_text(hypothesis, **normalize).split())
+    return _rate(_errors(ref, hyp, "words"), len(ref.split()), len(hyp.split()))
 
 
 def char_error_rate(reference: str, hypothesis: str, **normalize: bool) -> float:
     """Character edits / reference characters (spaces count), after normalisation."""
     ref = normalize_text(reference, **normalize)
     hyp = normalize_text(hypothesis, **normalize)
-    return _rate(edit_distance(ref, hyp), len(ref), len(hyp))
+    return _rate(_errors(ref, hyp, "chars"), len(ref), len(hyp))
 
 

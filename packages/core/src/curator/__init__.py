@@ -3,49 +3,62 @@
 Public API::
 
     from curator import Pipeline, ProcessingStage, Resources, LocalExecutor, processing_stage
+
+Every name is loaded on first use (module ``__getattr__``), so ``import curator`` and
+``from curator import Pipeline, ProcessingStage, Resources`` load no fsspec, numpy, pyarrow,
+ray or torch. To add a public name, add it to :data:`_EXPORTS` (name -> module); ``__all__``
+follows.
 """
 
 from __future__ import annotations
 
-from curator.errors import (
-    ConfigError,
-    CuratorError,
-    PipelineValidationError,
-    PluginConflictError,
-    PluginError,
-    UnknownNameError,
-)
-from curator.executors.base import BaseExecutor, RunContext, RunResult
-from curator.executors.local import LocalExecutor
-from curator.executors.stats import RunStats, StageStats
-from curator.pipeline import Pipeline
-from curator.plugins.hookspecs import hookimpl, hookspec
-from curator.rejected import RejectedRecord, RejectedSink
-from curator.resources import Resources
-from curator.stages.base import CompositeStage, ProcessingStage
-from curator.stages.function import FunctionStage, processing_stage
-from curator.tasks import EMPTY_TASK, EmptyTask, FileGroupTask, StagePerf, Task, stable_id
+import importlib
+from typing import Any
 
 __version__ = "0.1.0"
 
-__all__ = [
-    "Task", "FileGroupTask", "EmptyTask", "EMPTY_TASK", "StagePerf", "stable_id",
-    "Resources", "ProcessingStage", "CompositeStage", "FunctionStage", "processing_stage",
-    "Pipeline", "BaseExecutor", "LocalExecutor", "RunContext", "RunResult", "RunStats",
-    "StageStats", "RayDataExecutor", "RayActorPoolExecutor", "RayClient",
-    "RejectedRecord", "RejectedSink", "hookimpl", "hookspec",
-    "CuratorError", "ConfigError", "PipelineValidationError", "PluginError",
-    "PluginConflictError", "UnknownNameError", "__version__",
-]
+_EXPORTS: dict[str, str] = {
+    # tasks, stages, resources, pipeline
+    "Task": "curator.tasks", "FileGroupTask": "curator.tasks", "EmptyTask": "curator.tasks",
+    "EMPTY_TASK": "curator.tasks", "StagePerf": "curator.tasks", "stable_id": "curator.tasks",
+    "Resources": "curator.resources",
+    "ProcessingStage": "curator.stages.base", "CompositeStage": "curator.stages.base",
+    "StageIO": "curator.stages.base", "get_stage_class": "curator.stages.base",
+    "FunctionStage": "curator.stages.function", "processing_stage": "curator.stages.function",
+    "Pipeline": "curator.pipeline",
+    # executors and results
+    "BaseExecutor": "curator.executors.base", "RunContext": "curator.executors.base",
+    "RunResult": "curator.executors.base", "PipelineFailedError": "curator.executors.base",
+    "LocalExecutor": "curator.executors.local",
+    "RunStats": "curator.executors.stats", "StageStats": "curator.executors.stats",
+    "RayDataExecutor": "curator.executors", "RayActorPoolExecutor": "curator.executors",
+    "XennaExecutor": "curator.executors", "SlurmRayClient": "curator.executors",
+    "RayClient": "curator.executors.ray_client",
+    "RejectedRecord": "curator.rejected", "RejectedSink": "curator.rejected",
+    # output directories (save modes, locks)
+    "ManagedOutput": "curator.output_dir", "OutputDirError": "curator.output_dir",
+    "OutputDirLockedError": "curator.output_dir",
+    # plugins
+    "hookimpl": "curator.plugins.hookspecs", "hookspec": "curator.plugins.hookspecs",
+    # errors
+    "CuratorError": "curator.errors", "ConfigError": "curator.errors",
+    "PipelineValidationError": "curator.errors", "PluginError": "curator.errors",
+    "PluginConflictError": "curator.errors", "UnknownNameError": "curator.errors",
+    "AmbiguousNameError": "curator.errors",
+}
+
+__all__ = [*_EXPORTS, "__version__"]
 
 
-def __getattr__(name: str):  # Ray is imported only when a Ray executor is asked for
-    if name in ("RayDataExecutor", "RayActorPoolExecutor"):
-        from curator import executors
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'curator' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # later lookups skip __getattr__
+    return value
 
-        return getattr(executors, name)
-    if name == "RayClient":
-        from curator.executors.ray_client import RayClient
 
-        return RayClient
-    raise AttributeError(f"module 'curator' has no attribute {name!r}")
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_EXPORTS})
+

@@ -1,33 +1,33 @@
 """Core's own plugin: registers executors and modality-agnostic stages exactly as a third-party
-plugin would."""
+plugin would (with the single ``curator_register`` hook; kinds come from the classes)."""
 
 from __future__ import annotations
 
 from curator.plugins.hookspecs import Register, hookimpl
 
+__all__ = ["curator_register"]
+
 
 @hookimpl
-def curator_register_executors(register: Register) -> None:
-    from curator.executors.local import LocalExecutor
-
-    register(LocalExecutor, name="local")
+def curator_register(register: Register) -> None:
     # The Ray executors' modules import ray only when they run, so registering them is cheap.
-    from curator.executors.ray_actor_pool import RayActorPoolExecutor
-    from curator.executors.ray_data import RayDataExecutor
-
-    register(RayDataExecutor, name="ray_data")
-    register(RayActorPoolExecutor, name="ray_actor_pool")
-
-
-@hookimpl
-def curator_register_deduplicators(register: Register) -> None:
-    """Modality-agnostic deduplication (exact by content hash, semantic over embeddings)."""
     from curator.dedup import ExactDeduplicationWorkflow, SemanticDeduplicationWorkflow
     from curator.dedup.exact import ExactDuplicatesStage, ExactHashStage
     from curator.dedup.semantic_workflow import AssignClustersStage, ClusterDedupStage
     from curator.dedup.workflow import RemoveDuplicatesStage
+    from curator.executors.local import LocalExecutor
+    from curator.executors.ray_actor_pool import RayActorPoolExecutor
+    from curator.executors.ray_data import RayDataExecutor
+    from curator.executors.xenna import XennaExecutor
+    from curator.stages.file_partitioning import FilePartitioningStage
 
+    register(LocalExecutor, name="local")
+    register(RayDataExecutor, name="ray_data")
+    register(RayActorPoolExecutor, name="ray_actor_pool")
+    register(XennaExecutor, name="xenna")  # needs curator-core[xenna] only when it runs
+    register(FilePartitioningStage)
+    # Modality-agnostic deduplication (exact by content hash, semantic over embeddings).
     for cls in (ExactDeduplicationWorkflow, SemanticDeduplicationWorkflow, ExactHashStage,
                 ExactDuplicatesStage, AssignClustersStage, ClusterDedupStage,
                 RemoveDuplicatesStage):
-        register(cls)
+        register(cls, kind="deduplicator")

@@ -6,7 +6,6 @@ import json
 import threading
 import time
 from collections import defaultdict
-from collections.abc import Callable
 
 from curator.io import atomic_write, get_fs, join_path
 from curator.tasks import stable_id
@@ -58,31 +57,79 @@ class CheckpointStore:
 
 
 class PartitionTracker:
-    """Counts in-flight tasks per source partition and calls ``on_done`` when one reaches zero."""
+    """Decides when a source partition is done; the one implementation every executor uses.
 
-    def __init__(self, on_done: Callable[[str], None]) -> None:
-        self._pending: dict[str, int] = defaultdict(int)
+    A partition is done when every task descending from it has passed the last stage, or was
+    consumed by a stage that succeeded (its rejected records, if any, are in the sink). A task
+    that **failed** (after its retries) poisons its partition: it is never marked done, so a
+    resumed run redoes it. Reports may arrive in any order (streaming executors report out of
+    order): a multiset of ``(stage index, task id)`` keys per partition counts +1 when a task is
+    seeded or produced and -1 when it is consumed; at zero the partition is finished.
+
+    Executors call :meth:`seed` for each task that enters the first stage they run, and
+    :meth:`report` once per outcome: "stage ``index`` consumed these ``(partition, task_id)``
+    pairs and produced those; ``failed`` says the consumed task failed for good".
+
+    Parameters:
+        checkpoint: where finished partitions are marked (``None``: track nothing).
+        n_stages: the number of stages of the pipeline (outputs of the last one are final).
+    """
+
+    def __init__(self, checkpoint: CheckpointStore | None, n_stages: int) -> None:
+        self.checkpoint = checkpoint
+        self.n_stages = n_stages
+        self._counts: dict[str, dict[tuple[int, str], int]] = defaultdict(dict)
+        self._failed: set[str] = set()
+        self.finished: list[str] = []
         self._lock = threading.Lock()
-        self._on_done = on_done
 
-    def started(self, partition: str | None, n: int = 1) -> None:
-        if partition is None:
-            return
-        with self._lock:
-            self._pending[partition] += n
+    def _bump(self, part: str | None, key: tuple[int, str], n: int) -> str | None:
+        """Change one count; returns the partition when it just reached zero everywhere."""
+        if part is None or self.checkpoint is None:
+            return None
+        counts = self._counts[part]
+        value = counts.get(key, 0) + n
+        if value:
+            counts[key] = value
+            return None
+        counts.pop(key, None)
+        if counts:
+            return None
+        del self._counts[part]
+        return part
 
-    def finished(self, partition: str | None) -> None:
-        if partition is None:
-            return
+    def seed(self, part: str | None, task_id: str, index: int = 0) -> None:
+        """A task of partition ``part`` enters stage ``index``."""
         with self._lock:
-            self._pending[partition] -= 1
-            complete = self._pending[partition] <= 0
-            if complete:
-                del self._pending[partition]
-        if complete:
-            self._on_done(partition)
+            self._bump(part, (index, task_id), 1)
+
+    def report(self, index: int, consumed: list[tuple[str | None, str]],
+               produced: list[tuple[str | None, str]], failed: bool = False) -> None:
+        """Stage ``index`` consumed ``consumed`` and produced ``produced`` (pairs of partition
+        and task id); with ``failed`` the consumed tasks failed for good."""
+        complete = []
+        with self._lock:
+            if failed:
+                self._failed.update(p for p, _ in consumed if p is not None)
+            if index + 1 < self.n_stages:
+                for part, tid in produced:
+                    self._bump(part, (index + 1, tid), 1)
+            for part, tid in consumed:
+                done = self._bump(part, (index, tid), -1)
+                if done is not None and done not in self._failed:
+                    complete.append(done)
+        for part in complete:  # outside the lock: writing a marker is I/O
+            self.checkpoint.mark_done(part)  # type: ignore[union-attr]
+            self.finished.append(part)
+
+    @property
+    def failed_partitions(self) -> set[str]:
+        """Partitions with a task that failed for good (never marked done)."""
+        with self._lock:
+            return set(self._failed)
 
     @property
     def in_flight(self) -> int:
+        """Tasks seeded or produced but not yet consumed."""
         with self._lock:
-            return sum(self._pending.values())
+            return sum(sum(c.values()) for c in self._counts.values())

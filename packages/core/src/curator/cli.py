@@ -11,6 +11,7 @@ from typing import Any
 
 from curator.errors import ConfigError, CuratorError
 from curator.plugins import Registry, RegistryEntry, get_registry
+from curator.plugins.kinds import KIND_NAMES
 
 __all__ = ["main", "build_parser"]
 
@@ -33,7 +34,8 @@ def cmd_plugins(args: argparse.Namespace, registry: Registry) -> int:
                          "module": p.module, "registered": counts.get(p.name, 0)}
                         for p in registry.plugins],
             "broken": [{"name": b.name, "distribution": b.distribution, "version": b.version,
-                        "error": b.error} for b in registry.broken]}, indent=2))
+                        "error": b.error} for b in registry.broken],
+            "clashes": registry.clash_notes()}, indent=2))
         return 0
     rows = [[p.name, p.distribution, p.version, str(counts.get(p.name, 0)), p.module]
             for p in registry.plugins]
@@ -43,18 +45,25 @@ def cmd_plugins(args: argparse.Namespace, registry: Registry) -> int:
         print(f"\nBROKEN plugin {b.name!r} ({b.distribution} {b.version}): {last}")
         if args.verbose:
             print(b.error)
+    for note in registry.clash_notes():
+        print(f"\nNAME CLASH: {note}")
     return 0
 
 
 def cmd_stages(args: argparse.Namespace, registry: Registry) -> int:
     entries = registry.list(kind=args.kind, modality=args.modality)
+
+    def shown(e: RegistryEntry) -> str:  # a clashed name's other providers: ``plugin:Name``
+        return e.name if registry.entries.get(e.name) is e else e.qualified_name
+
     if args.json:
-        print(json.dumps([{"name": e.name, "kind": e.kind, "modality": e.modality,
+        print(json.dumps([{"name": shown(e), "kind": e.kind, "modality": e.modality,
                            "plugin": e.plugin.name, "distribution": e.plugin.distribution,
+                           "qualified_name": e.qualified_name,
                            "is_stage": e.is_stage, "description": e.description}
                           for e in entries], indent=2))
         return 0
-    rows = [[e.name, e.kind, e.modality, e.plugin.distribution, e.description[:70]]
+    rows = [[shown(e), e.kind, e.modality, e.plugin.distribution, e.description[:70]]
             for e in entries]
     print(_table(rows, ["name", "kind", "modality", "plugin", "description"]))
     return 0
@@ -96,7 +105,11 @@ def describe_entry(entry: RegistryEntry) -> str:
 
 
 def cmd_describe(args: argparse.Namespace, registry: Registry) -> int:
-    print(describe_entry(registry.get(args.name)))
+    entry = registry.get(args.name)
+    print(describe_entry(entry))
+    notes = [n for n in registry.clash_notes() if n.startswith(f"{entry.name!r} ")]
+    for note in notes:
+        print(f"\nname clash: {note}")
     return 0
 
 
@@ -111,7 +124,7 @@ def cmd_run(args: argparse.Namespace, registry: Registry) -> int:
 
     spec = apply_overrides(load_spec(args.spec), args.set or [])
     pipeline = pipeline_from_spec(spec, registry)
-    executor = executor_from_spec(spec, args.executor, registry)
+    executor = executor_from_spec(_with_executor_args(spec, args, registry), None, registry)
     opts = run_options(spec)
     for key in ("rejected_dir", "checkpoint_dir", "max_retries"):
         if getattr(args, key) is not None:
@@ -120,9 +133,60 @@ def cmd_run(args: argparse.Namespace, registry: Registry) -> int:
     if args.dry_run:
         return 0
     result = pipeline.run(executor, **opts)
-    print(f"{pipeline.name}: {len(result)} output tasks, {result.rejected.total} rejected",
-          file=sys.stderr)
-    return 0
+    return _report(pipeline.name, result, args.spec)
+
+
+def _with_executor_args(spec: dict[str, Any], args: argparse.Namespace,
+                        registry: Registry) -> dict[str, Any]:
+    """``spec`` with ``--executor`` and ``--address`` applied to its ``executor`` section. The
+    spec's executor settings are kept: all of them for the same executor, and those the other
+    executor also accepts (``address``, ``num_cpus``, ...) when ``--executor`` names another."""
+    raw = spec.get("executor") or "local"
+    name, config = (raw.get("name", "local"), dict(raw.get("config") or {})) \
+        if isinstance(raw, dict) else (raw, {})
+    if args.executor and args.executor != name:
+        keys = getattr(registry.get(args.executor, kind="executor").obj, "config_keys", None)
+        config = {k: v for k, v in config.items() if keys is not None and k in keys}
+        name = args.executor
+    if getattr(args, "address", None):
+        keys = getattr(registry.get(name, kind="executor").obj, "config_keys", frozenset())
+        if "address" not in keys:
+            raise ConfigError(f"--address {args.address}: executor {name!r} does not run on a "
+                              f"Ray cluster; add --executor ray_data (or ray_actor_pool)")
+        config["address"] = args.address
+    return {**spec, "executor": {"name": name, "config": config}}
+
+
+def _report(name: str, result: Any, spec: str) -> int:
+    """Print the one-line outcome of a run; 0 when ok, 1 when tasks failed (records rejected
+    by design, filtered or malformed, do not make a run fail)."""
+    failed = result.failed
+    records = result.rejected.total - len(failed)
+    print(f"{name}: {len(result)} output tasks, {records} rejected records, "
+          f"{len(failed)} failed tasks", file=sys.stderr)
+    if not failed:
+        return 0
+    for f in failed[:10]:
+        print(f"  FAILED {f}", file=sys.stderr)
+    where = result.rejected.path
+    hint = (f"kept whole in {where}; fix the cause, then `curator replay {where} --spec {spec}`"
+            if where else "pass --rejected-dir to keep them on disk for `curator replay`")
+    print(f"curator: {len(failed)} task(s) failed after their retries ({hint})", file=sys.stderr)
+    return 1
+
+
+def cmd_replay(args: argparse.Namespace, registry: Registry) -> int:
+    from curator.spec import apply_overrides, executor_from_spec, load_spec, pipeline_from_spec
+
+    spec = apply_overrides(load_spec(args.spec), args.set or [])
+    pipeline = pipeline_from_spec(spec, registry)
+    executor = executor_from_spec(_with_executor_args(spec, args, registry), None, registry)
+    opts = {k: v for k, v in (spec.get("run") or {}).items()
+            if k in ("max_retries", "progress", "summary")}
+    if args.max_retries is not None:
+        opts["max_retries"] = args.max_retries
+    result = pipeline.replay(args.rejected_dir, executor, **opts)
+    return _report(f"{pipeline.name} (replay)", result, args.spec)
 
 
 def build_parser(registry: Registry | None = None) -> argparse.ArgumentParser:
@@ -135,8 +199,8 @@ def build_parser(registry: Registry | None = None) -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_plugins)
     p = sub.add_parser("stages", help="list registered stages and components")
     p.add_argument("--modality", help="text, image, audio, video or any")
-    p.add_argument("--kind", help="reader, writer, filter, modifier, classifier, embedder, "
-                                  "deduplicator, executor or stage")
+    p.add_argument("--kind", choices=KIND_NAMES, metavar="KIND",
+                   help=f"one of: {', '.join(KIND_NAMES)}")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_stages)
     p = sub.add_parser("describe", help="show a stage's documentation, parameters, resources")
@@ -151,7 +215,18 @@ def build_parser(registry: Registry | None = None) -> argparse.ArgumentParser:
     p.add_argument("--checkpoint-dir", dest="checkpoint_dir")
     p.add_argument("--max-retries", dest="max_retries", type=int)
     p.add_argument("--dry-run", action="store_true", help="build and validate only")
+    p.add_argument("--address", help="Ray cluster to join (host:port, ray://host:port or auto; "
+                                     "default: RAY_ADDRESS, else a local cluster for the run)")
     p.set_defaults(func=cmd_run)
+    p = sub.add_parser("replay", help="run the tasks a run kept in REJECTED_DIR (failed after "
+                                      "their retries) again, from the stage where they failed")
+    p.add_argument("rejected_dir", metavar="REJECTED_DIR")
+    p.add_argument("--spec", required=True, help="the spec of the run that failed")
+    p.add_argument("--executor", help="registered executor name (default: the spec's, or local)")
+    p.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a spec value")
+    p.add_argument("--max-retries", dest="max_retries", type=int)
+    p.add_argument("--address", help="Ray cluster to join (as for `curator run`)")
+    p.set_defaults(func=cmd_replay)
     if registry is not None:
         for name, (add_arguments, run, help_text, _info) in sorted(registry.commands.items()):
             p = sub.add_parser(name, help=help_text)

@@ -9,6 +9,7 @@ __all__ = [
     "PluginError",
     "PluginConflictError",
     "UnknownNameError",
+    "AmbiguousNameError",
 ]
 
 
@@ -37,3 +38,8 @@ class UnknownNameError(ConfigError, KeyError):
 
     def __str__(self) -> str:  # KeyError would repr() the message
         return str(self.args[0]) if self.args else ""
+
+
+class AmbiguousNameError(UnknownNameError, PluginConflictError):
+    """Several plugins registered a name and none of them is built in: the message names every
+    provider and the qualified ``plugin:Name`` that picks one."""

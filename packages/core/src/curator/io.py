@@ -6,15 +6,22 @@ import contextlib
 import os
 import uuid
 from collections.abc import Iterator, Sequence
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
-import fsspec
+if TYPE_CHECKING:
+    import fsspec
 
-__all__ = ["atomic_write", "expand_paths", "join_path", "get_fs", "ensure_dir"]
+__all__ = ["atomic_write", "expand_paths", "join_path", "get_fs", "ensure_dir", "file_stem",
+           "COMPRESSION_SUFFIXES"]
+
+#: compression suffixes dropped together with the extension before them by :func:`file_stem`
+COMPRESSION_SUFFIXES = (".gz", ".bz2", ".xz", ".zst", ".lz4", ".snappy", ".zip")
 
 
 def get_fs(path: str) -> tuple[fsspec.AbstractFileSystem, str]:
     """The fsspec filesystem for ``path`` and the path within it (globs are not expanded)."""
+    import fsspec  # noqa: PLC0415 - imported on first use: `import curator` stays light
+
     fs, inner = fsspec.core.url_to_fs(path)
     return fs, inner
 
@@ -25,6 +32,21 @@ def join_path(base: str, *parts: str) -> str:
     for part in parts:
         out = f"{out}/{part.strip('/')}"
     return out
+
+
+def file_stem(name: str) -> str:
+    """A file's base name minus its extension: only the last suffix goes (plus a compression
+    suffix before it), so ``dir/part.a.jsonl`` gives ``part.a`` and ``x.jsonl.gz`` gives ``x``;
+    dotted names never collide. A name with no suffix (or only a leading dot) is kept whole."""
+    base = str(name).rstrip("/").rsplit("/", 1)[-1]
+    for _ in range(2):
+        stem, dot, ext = base.rpartition(".")
+        if not dot or not stem:
+            break
+        base = stem
+        if f".{ext}".lower() not in COMPRESSION_SUFFIXES:
+            break
+    return base
 
 
 def ensure_dir(path: str) -> None:

@@ -5,11 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from curator.errors import PipelineValidationError
-from curator.executors.base import BaseExecutor, RunContext, RunResult
+from curator.executors.base import BaseExecutor, PipelineFailedError, RunContext, RunResult
 from curator.stages.base import CompositeStage, ProcessingStage
 from curator.tasks import Task
 
-__all__ = ["Pipeline"]
+__all__ = ["Pipeline", "PipelineFailedError"]
 
 
 def _flatten(stages: list[ProcessingStage]) -> list[ProcessingStage]:
@@ -114,29 +114,93 @@ class Pipeline:
             initial_tasks: list[Task] | None = None, *, checkpoint_dir: str | None = None,
             rejected_dir: str | None = None, max_retries: int = 1,
             progress: bool | None = None, summary: bool | None = None,
-            **executor_config: Any) -> RunResult:
+            raise_on_failure: bool = False, **executor_config: Any) -> RunResult:
         """Build and run the pipeline; returns the last stage's output tasks.
 
         Parameters:
             executor: an executor instance, a registered executor name ("local", "ray_data",
-                "ray_actor_pool"), or ``None`` for the local executor.
+                "ray_actor_pool", "xenna"), or ``None`` for the local executor.
             initial_tasks: tasks for the first stage (default: the empty root task).
-            checkpoint_dir: resume from an earlier run: finished source partitions are skipped.
+            checkpoint_dir: resume from an earlier run: finished source partitions are skipped;
+                the others (including those with failed tasks) are redone, so earlier failed-task
+                entries in ``rejected_dir`` move to ``.superseded/`` instead of being replayed.
             rejected_dir: where rejected records and failed tasks are written as JSONL.
             max_retries: retries of a failing task before it goes to the rejected sink.
             progress, summary: live progress line and final summary table on stderr.
+            raise_on_failure: raise :class:`PipelineFailedError` (naming the failed tasks) when a
+                task failed after its retries, instead of returning a result with ``ok`` false.
             executor_config: options for the executor when it is given by name.
+
+        The result's ``ok`` is false when a task failed after its retries (it is kept whole in
+        the rejected sink: replay it with :meth:`replay`); records rejected by design
+        (filtered, malformed) are counted in ``result.rejected`` and leave the run ok.
         """
-        stages = self.build()
-        if executor is None or isinstance(executor, str):
-            executor = make_executor(executor or "local", executor_config)
-        elif executor_config:
-            raise TypeError(f"executor options {sorted(executor_config)} are only accepted with "
-                            f"an executor name; pass them to the executor instead")
+        from curator.paths import absolute_uri, resolve_stage_paths  # noqa: PLC0415
+
+        # relative paths mean the driver's working directory, wherever a stage runs
+        stages = resolve_stage_paths(self.build())
+        checkpoint_dir, rejected_dir = absolute_uri(checkpoint_dir), absolute_uri(rejected_dir)
+        executor = self._executor(executor, executor_config)
         context = RunContext(pipeline_name=self.name, rejected_dir=rejected_dir,
                              checkpoint_dir=checkpoint_dir, max_retries=max_retries,
                              progress=progress, summary=summary)
-        return executor.execute(stages, initial_tasks, context=context)
+        with self._claim(stages, checkpoint_dir, rejected_dir) as run_id:
+            context.sink.run_id = run_id or ""
+            if checkpoint_dir and rejected_dir:  # resuming redoes the failed partitions
+                from curator.replay import supersede_failed  # noqa: PLC0415
+
+                supersede_failed(rejected_dir)
+            result = executor.execute(stages, initial_tasks, context=context)
+        return result.raise_on_failure() if raise_on_failure else result
+
+    def replay(self, source: str | RunResult, executor: BaseExecutor | str | None = None, *,
+               rejected_dir: str | None = None, max_retries: int = 1,
+               progress: bool | None = None, summary: bool | None = None,
+               raise_on_failure: bool = False, **executor_config: Any) -> RunResult:
+        """Run the tasks that failed in an earlier run of this pipeline again, each from the
+        stage where it failed (after the cause was fixed).
+
+        Parameters:
+            source: the earlier run's ``rejected_dir`` (failed tasks are kept there whole), or
+                its :class:`RunResult` when its sink kept them in memory.
+            executor, max_retries, progress, summary, raise_on_failure, executor_config: as for
+                :meth:`run`.
+            rejected_dir: where this replay's rejected records and failed tasks go (default:
+                ``source`` when it is a directory). Entries of tasks that now succeed move to
+                ``{source}/.replayed/``; a task that fails again gets its entry rewritten.
+
+        Returns the replayed tasks' outputs as a :class:`RunResult` (``ok``, ``failed``).
+        """
+        from curator.paths import resolve_stage_paths  # noqa: PLC0415
+        from curator.replay import load_failed, replay_run  # noqa: PLC0415
+
+        stages = resolve_stage_paths(self.build())
+        executor = self._executor(executor, executor_config)
+        entries = load_failed(source)
+        if rejected_dir is None and isinstance(source, str):
+            rejected_dir = source
+        context = RunContext(pipeline_name=self.name, rejected_dir=rejected_dir,
+                             max_retries=max_retries, progress=progress, summary=summary)
+        result = replay_run(stages, entries, executor, context,
+                            claim=lambda part, ckpt: self._claim(part, ckpt, rejected_dir))
+        return result.raise_on_failure() if raise_on_failure else result
+
+    @staticmethod
+    def _executor(executor: BaseExecutor | str | None,
+                  executor_config: dict[str, Any]) -> BaseExecutor:
+        if executor is None or isinstance(executor, str):
+            return make_executor(executor or "local", executor_config)
+        if executor_config:
+            raise TypeError(f"executor options {sorted(executor_config)} are only accepted with "
+                            f"an executor name; pass them to the executor instead")
+        return executor
+
+    def _claim(self, stages: list[ProcessingStage], checkpoint_dir: str | None,
+               rejected_dir: str | None) -> Any:
+        from curator.output_dir import claim_output_dirs  # writers' save modes and locks
+
+        return claim_output_dirs(stages, checkpoint_dir=checkpoint_dir, rejected_dir=rejected_dir,
+                                 pipeline=self.name)
 
     def __repr__(self) -> str:
         return f"Pipeline(name={self.name!r}, stages={[s.name for s in self.stages]})"

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from curator.errors import ConfigError
+
 __all__ = ["Resources"]
 
 
@@ -26,18 +28,18 @@ class Resources:
         for name in ("cpus", "gpus", "gpu_memory_gb"):
             value = getattr(self, name)
             if not isinstance(value, (int, float)) or isinstance(value, bool):
-                raise ValueError(f"Resources.{name} must be a number, got {value!r}")
+                raise ConfigError(f"Resources.{name} must be a number, got {value!r}")
             if value < 0:
-                raise ValueError(f"Resources.{name} must be >= 0, got {value}")
+                raise ConfigError(f"Resources.{name} must be >= 0, got {value}")
         if self.gpus and self.gpu_memory_gb:
-            raise ValueError(
+            raise ConfigError(
                 f"Resources: give either gpus ({self.gpus}) or gpu_memory_gb "
                 f"({self.gpu_memory_gb}), not both"
             )
         if self.gpus > 1 and self.gpus != int(self.gpus):
-            raise ValueError(f"Resources.gpus above 1 must be a whole number, got {self.gpus}")
+            raise ConfigError(f"Resources.gpus above 1 must be a whole number, got {self.gpus}")
         if self.cpus == 0 and not self.requires_gpu:
-            raise ValueError("Resources: a stage needs cpus > 0 or a GPU")
+            raise ConfigError("Resources: a stage needs cpus > 0 or a GPU")
 
     @property
     def requires_gpu(self) -> bool:

@@ -12,17 +12,25 @@ Format::
       - stage: ScoreFilter
         filter_obj: {filter: WordCountFilter, min_words: 50}   # nested registered component
         with: {batch_size: 4, resources: {cpus: 1}}            # optional .with_(...)
+      - writer: demo:JsonlWriter        # ``plugin:Name`` picks one provider of a clashed name
 
 A dict with one of the keys in :data:`COMPONENT_KEYS` is a registered component; its other keys are
-constructor arguments.
+constructor arguments, checked against the constructor's annotated types (pydantic, lax mode: the
+string ``"50"`` becomes ``50`` for an ``int``; ``"eighty"`` is a :class:`ConfigError`) before any
+data is read. YAML aliases are bounded (:data:`MAX_ALIAS_EXPANSION` extra nodes) and recursive
+anchors are refused, so a hostile spec fails in milliseconds instead of hanging.
 """
 
 from __future__ import annotations
 
 import copy
 import difflib
+import functools
 import inspect
 import json
+import sys
+import types
+import typing
 from pathlib import Path
 from typing import Any
 
@@ -32,25 +40,87 @@ from curator.errors import ConfigError, UnknownNameError
 from curator.executors.base import BaseExecutor
 from curator.pipeline import Pipeline
 from curator.plugins import Registry, get_registry
+from curator.plugins.kinds import KIND_NAMES
 from curator.resources import Resources
 from curator.stages.base import ProcessingStage
 
-__all__ = ["COMPONENT_KEYS", "load_spec", "apply_overrides", "pipeline_from_spec",
-           "executor_from_spec", "build_component"]
+__all__ = ["COMPONENT_KEYS", "MAX_ALIAS_EXPANSION", "load_spec", "apply_overrides",
+           "pipeline_from_spec", "executor_from_spec", "build_component", "check_parameter_types"]
 
-COMPONENT_KEYS = ("stage", "reader", "writer", "filter", "modifier", "classifier", "embedder",
-                  "deduplicator")
+COMPONENT_KEYS: tuple[str, ...] = ("stage", *(k for k in KIND_NAMES if k not in ("stage",
+                                                                                "executor")))
+"""YAML keys naming a registered component, from the table of kinds (``stage`` accepts any)."""
 _TOP_KEYS = {"name", "description", "executor", "stages", "run"}
 _RUN_KEYS = {"rejected_dir", "checkpoint_dir", "max_retries", "progress", "summary"}
+MAX_ALIAS_EXPANSION = 100_000
+"""How many nodes YAML aliases may add to a spec when expanded (a billion-laughs guard)."""
+
+
+class _BoundedLoader(yaml.SafeLoader):
+    """``yaml.SafeLoader`` that refuses recursive anchors and alias expansion beyond
+    :data:`MAX_ALIAS_EXPANSION` nodes, checked on the node graph before anything is built."""
+
+    def construct_document(self, node: yaml.Node) -> Any:
+        _check_node_graph(node)
+        return super().construct_document(node)
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.MappingNode):
+        return [n for pair in node.value for n in pair]
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    return []
+
+
+def _check_node_graph(root: yaml.Node) -> None:
+    """Count the nodes the document expands to (each alias counts its whole target again) in
+    one memoised pass over the distinct nodes; a node inside its own subtree is a cycle."""
+    sizes: dict[int, int] = {}
+    open_nodes: set[int] = set()
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, finished = stack.pop()
+        key = id(node)
+        if finished:
+            open_nodes.discard(key)
+            sizes[key] = 1 + sum(sizes[id(child)] for child in _children(node))
+            continue
+        if key in sizes:
+            continue
+        if key in open_nodes:
+            raise ConfigError(f"recursive YAML anchor (an alias inside its own anchor){_at(node)};"
+                              f" a spec must be a tree — repeat the value instead")
+        open_nodes.add(key)
+        stack.append((node, True))
+        stack.extend((child, False) for child in _children(node) if id(child) not in sizes)
+    expanded = sizes[id(root)]
+    if expanded - len(sizes) > MAX_ALIAS_EXPANSION:
+        raise ConfigError(f"YAML aliases expand the spec to {expanded:,} nodes from {len(sizes):,}"
+                          f" written ones (limit: {MAX_ALIAS_EXPANSION:,} added by aliases); "
+                          f"this looks like an alias bomb — write the values out instead")
+
+
+def _at(node: yaml.Node) -> str:
+    mark = node.start_mark
+    return f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
 
 
 def load_spec(path: str | Path) -> dict[str, Any]:
-    """Read a YAML or JSON spec file into a dict (checked to have a ``stages`` list)."""
+    """Read a YAML or JSON spec file into a dict (checked to have a ``stages`` list).
+    Raises :class:`ConfigError` for invalid syntax, recursive anchors and alias bombs."""
     text = Path(path).read_text()
     try:
-        spec = json.loads(text) if str(path).endswith(".json") else yaml.safe_load(text)
+        if str(path).endswith(".json"):
+            spec = json.loads(text)
+        else:
+            spec = yaml.load(text, Loader=_BoundedLoader)  # noqa: S506 - a SafeLoader subclass
     except (yaml.YAMLError, json.JSONDecodeError) as exc:
         raise ConfigError(f"{path}: not valid YAML/JSON: {exc}") from exc
+    except ConfigError as exc:
+        raise ConfigError(f"{path}: {exc}") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: nested too deeply to be a pipeline spec") from None
     if not isinstance(spec, dict) or not isinstance(spec.get("stages"), list):
         raise ConfigError(f"{path}: a spec is a mapping with a 'stages' list")
     return spec
@@ -65,7 +135,10 @@ def apply_overrides(spec: dict[str, Any], assignments: list[str]) -> dict[str, A
         if "=" not in assignment:
             raise ConfigError(f"--set {assignment!r}: expected key.path=value")
         key, raw = assignment.split("=", 1)
-        value = yaml.safe_load(raw) if raw != "" else ""
+        try:
+            value = yaml.load(raw, Loader=_BoundedLoader) if raw != "" else ""  # noqa: S506
+        except (yaml.YAMLError, ConfigError) as exc:
+            raise ConfigError(f"--set {key}: {exc}") from None
         parts = key.strip().split(".")
         node: Any = spec
         for i, part in enumerate(parts):
@@ -93,9 +166,11 @@ def _list_index(items: list, part: str, key: str) -> int:
             return idx
         raise ConfigError(f"--set {key}: index {idx} out of range (there are {len(items)})")
     for idx, item in enumerate(items):
-        if isinstance(item, dict) and part in (item.get("name"), *[item.get(k) for k in
-                                                                   COMPONENT_KEYS]):
-            return idx
+        if not isinstance(item, dict):
+            continue
+        names = [str(item[k]) for k in COMPONENT_KEYS if k in item]
+        if part in (item.get("name"), *names, *(n.rpartition(":")[2] for n in names)):
+            return idx  # ``plugin:Name`` items also answer to ``Name``
     raise ConfigError(f"--set {key}: no list item named {part!r}")
 
 
@@ -129,7 +204,7 @@ def build_component(d: dict[str, Any], registry: Registry | None = None,
     try:
         entry = registry.get(str(name), kind=kind)
     except UnknownNameError as exc:
-        raise UnknownNameError(f"{where}: {exc}") from None
+        raise type(exc)(f"{where}: {exc}") from None  # AmbiguousNameError stays one
     label = f"{where} ({name})"
     params = {k: v for k, v in d.items() if k not in (key, "with")}
     params = {k: _resolve(v, registry, f"{label}.{k}") for k, v in params.items()}
@@ -151,6 +226,7 @@ def build_component(d: dict[str, Any], registry: Registry | None = None,
             sig.bind(**params)
         except TypeError as exc:
             raise ConfigError(f"{label}: {exc}. Parameters: {', '.join(known)}") from None
+        params = check_parameter_types(cls, params, label)
     try:
         obj = cls(**params)
     except (TypeError, ValueError) as exc:
@@ -170,6 +246,81 @@ def build_component(d: dict[str, Any], registry: Registry | None = None,
         except (TypeError, ValueError) as exc:
             raise ConfigError(f"{label}: with: {exc}") from exc
     return obj
+
+
+_SCALARS = (str, int, float, bool)
+
+
+def check_parameter_types(cls: Any, params: dict[str, Any], label: str) -> dict[str, Any]:
+    """Validate ``params`` against the annotations of ``cls``'s constructor with pydantic (lax
+    mode, so ``"50"`` is accepted for an ``int`` and becomes ``50``). Returns the parameters,
+    scalars converted to their annotated type; raises :class:`ConfigError` naming ``label``,
+    the parameter, the expected type and the value. Unannotated parameters are not checked."""
+    import pydantic  # noqa: PLC0415 - only specs need it
+
+    hints = _type_hints(cls)
+    checked = dict(params)
+    for pname, value in params.items():
+        adapter = _adapter(hints.get(pname, Any))
+        if adapter is None:
+            continue
+        try:
+            result = adapter.validate_python(value)
+        except pydantic.ValidationError as exc:
+            reason = exc.errors()[0].get("msg", "") if exc.errors() else ""
+            raise ConfigError(
+                f"{label}: parameter {pname!r} expects {_type_name(hints[pname])}, got {value!r} "
+                f"({type(value).__name__}){': ' + reason if reason else ''}") from None
+        if isinstance(value, _SCALARS) and type(result) in _SCALARS:
+            checked[pname] = result  # "50" -> 50 for an int; 3 -> 3.0 for a float
+    return checked
+
+
+def _type_hints(cls: Any) -> dict[str, Any]:
+    """The constructor's resolved annotations; one that cannot be resolved is left out."""
+    target = cls.__init__ if inspect.isclass(cls) else cls
+    try:
+        return typing.get_type_hints(target)
+    except Exception:  # noqa: BLE001 - resolve one by one, skipping the unresolvable
+        pass
+    globalns = getattr(target, "__globals__", None) or vars(
+        sys.modules.get(getattr(cls, "__module__", ""), typing))
+    hints = {}
+    for name, annotation in getattr(target, "__annotations__", {}).items():
+        holder = types.SimpleNamespace(__annotations__={name: annotation})
+        try:
+            hints[name] = typing.get_type_hints(holder, globalns=globalns)[name]
+        except Exception:  # noqa: BLE001
+            continue
+    return hints
+
+
+@functools.lru_cache(maxsize=512)
+def _cached_adapter(annotation: Any) -> Any:
+    import pydantic  # noqa: PLC0415
+
+    config = pydantic.ConfigDict(arbitrary_types_allowed=True, coerce_numbers_to_str=True)
+    for kwargs in ({"config": config}, {}):  # types with their own config refuse ``config``
+        try:
+            return pydantic.TypeAdapter(annotation, **kwargs)
+        except Exception:  # noqa: BLE001 - a type pydantic cannot check is left unchecked
+            continue
+    return None
+
+
+def _adapter(annotation: Any) -> Any:
+    if annotation is Any:
+        return None
+    try:
+        return _cached_adapter(annotation)
+    except TypeError:  # unhashable annotation
+        return _cached_adapter.__wrapped__(annotation)
+
+
+def _type_name(annotation: Any) -> str:
+    if isinstance(annotation, type):
+        return annotation.__name__
+    return str(annotation).replace("typing.", "")
 
 
 def pipeline_from_spec(spec: dict[str, Any], registry: Registry | None = None) -> Pipeline:

@@ -31,8 +31,7 @@ def curator_register_writers(register: Register) -> None:
 def curator_register_filters(register: Register) -> None:
     from curator_text import filters as F  # noqa: PLC0415
 
-    for cls in (F.ScoreFilter, F.Score, F.Filter, *F.HEURISTIC_FILTERS,
-                F.FastTextQualityFilter, F.FastTextLangId):
+    for cls in (F.ScoreFilter, F.Score, F.Filter, *F.HEURISTIC_FILTERS, *F.MODEL_FILTERS):
         register(cls, modality="text")
 
 
@@ -47,12 +46,13 @@ def curator_register_modifiers(register: Register) -> None:
 @hookimpl
 def curator_register_stages(register: Register) -> None:
     from curator_text.filters import ScoreBucketer  # noqa: PLC0415
-    from curator_text.io import FilePartitioningStage  # noqa: PLC0415
-    from curator_text.stages import AddId  # noqa: PLC0415
+    from curator_text.stages import AddId, DocumentJoiner, DocumentSplitter  # noqa: PLC0415
 
     register(AddId, modality="text")
+    register(DocumentSplitter, modality="text")
+    register(DocumentJoiner, modality="text")
     register(ScoreBucketer, modality="text")
-    register(FilePartitioningStage, modality="text")
+    # FilePartitioningStage is core's: curator.builtin_plugin registers it.
 
 
 @hookimpl

@@ -32,6 +32,7 @@ class AudioDirectoryReader(ProcessingStage[Task, AudioBatch]):
     """
 
     path: str | list[str] = ""
+    path_params: ClassVar[tuple[str, ...]] = ("path",)  # resolved on the driver
     extensions: list[str] = field(default_factory=lambda: list(SUPPORTED_EXTENSIONS))
     files_per_task: int = 100
     read_text: bool = True

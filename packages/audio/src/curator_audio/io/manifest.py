@@ -8,6 +8,7 @@ from typing import Any, ClassVar
 
 from curator import FileGroupTask, ProcessingStage, Task, stable_id
 from curator.io import atomic_write, expand_paths, get_fs, join_path
+from curator.output_dir import ManagedOutput, SaveMode, check_mode
 from curator.stages.base import StageIO
 
 from curator_audio.stages.base import public_record
@@ -39,6 +40,7 @@ class ManifestReader(ProcessingStage[Task, AudioBatch]):
     """
 
     file_paths: str | list[str] = ""
+    path_params: ClassVar[tuple[str, ...]] = ("file_paths",)  # resolved on the driver
     records_per_task: int = 1000
     filepath_key: str = "audio_filepath"
     resolve_relative_paths: bool = True
@@ -102,7 +104,7 @@ class ManifestReader(ProcessingStage[Task, AudioBatch]):
 
 
 @dataclass
-class ManifestWriterStage(ProcessingStage[AudioBatch, FileGroupTask]):
+class ManifestWriterStage(ManagedOutput, ProcessingStage[AudioBatch, FileGroupTask]):
     """Writes each :class:`AudioBatch` to ``{path}/{task_id}.jsonl`` atomically.
 
     Decoded waveforms are left out; every other field is written. A re-run overwrites the same
@@ -111,10 +113,13 @@ class ManifestWriterStage(ProcessingStage[AudioBatch, FileGroupTask]):
     Args:
         path: output directory (any fsspec path).
         drop_fields: extra fields to leave out of the manifest.
+        mode: what to do when ``path`` holds another run's files: ``"error"`` (default),
+            ``"overwrite"``, ``"append"`` or ``"ignore"`` (see :mod:`curator.output_dir`).
     """
 
     path: str = ""
     drop_fields: list[str] = field(default_factory=list)
+    mode: SaveMode = "error"
     name: str = "ManifestWriterStage"
     modality: ClassVar[str] = "audio"
     kind: ClassVar[str] = "writer"
@@ -122,12 +127,16 @@ class ManifestWriterStage(ProcessingStage[AudioBatch, FileGroupTask]):
     def __post_init__(self) -> None:
         if not self.path:
             raise ValueError(f"{self.name}: path (output directory) is required")
+        check_mode(self.mode, self.name)
 
     def inputs(self) -> StageIO:
         return ["data"], []
 
     def process(self, task: AudioBatch) -> FileGroupTask:
-        target = join_path(self.path, f"{task.task_id}.jsonl")
+        if not self.writes_output:  # mode="ignore" and path held another run's files
+            return FileGroupTask(task_id=task.task_id, dataset_name=task.dataset_name, data=[],
+                                 metadata={**task.metadata, "num_records": len(task.data)})
+        target = self.output_file(f"{task.task_id}.jsonl")
         drop = set(self.drop_fields)
         with atomic_write(target, "wt", encoding="utf-8") as fh:
             for record in task.data:

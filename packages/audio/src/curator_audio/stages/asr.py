@@ -34,6 +34,7 @@ class ASRStage(AudioRecordStage):
     """
 
     model_dir: str = ""
+    path_params: ClassVar[tuple[str, ...]] = ("model_dir",)  # resolved on the driver
     model_type: str = "wav2vec2"
     pred_text_key: str = "pred_text"
     inference_batch_size: int = 16

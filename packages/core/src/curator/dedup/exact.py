@@ -119,6 +119,8 @@ class ExactDeduplicationWorkflow(DeduplicationWorkflow):
     """
 
     name = "exact_dedup"
+    cache_subdir = "exact"
+    duplicates_glob = "exact_p*.parquet"
 
     def __init__(self, input_path: str | Sequence[str], output_path: str, *,
                  text_field: str = "text", num_partitions: int | None = None,

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from curator.dedup.kmeans import kmeans, normalize
+from curator.errors import ConfigError
 
 __all__ = ["find_semantic_duplicates", "dedup_cluster", "check_params", "KEEP_STRATEGIES"]
 
@@ -73,13 +74,13 @@ def dedup_cluster(x: np.ndarray, rank: np.ndarray, centroid: np.ndarray, *, eps:
 
 
 def check_params(owner: str, eps: float, n_clusters: int, keep: str) -> None:
-    """Raise a ValueError naming ``owner`` and the parameter when one is out of range."""
+    """Raise a ConfigError naming ``owner`` and the parameter when one is out of range."""
     if keep not in KEEP_STRATEGIES:
-        raise ValueError(f"{owner}: keep={keep!r} is not one of {KEEP_STRATEGIES}")
+        raise ConfigError(f"{owner}: keep={keep!r} is not one of {KEEP_STRATEGIES}")
     if not (0.0 <= float(eps) < 2.0):
-        raise ValueError(f"{owner}: eps={eps!r} must be in [0, 2)")
+        raise ConfigError(f"{owner}: eps={eps!r} must be in [0, 2)")
     if int(n_clusters) < 1:
-        raise ValueError(f"{owner}: n_clusters={n_clusters!r} must be >= 1")
+        raise ConfigError(f"{owner}: n_clusters={n_clusters!r} must be >= 1")
 
 
 def find_semantic_duplicates(embeddings: np.ndarray, *, eps: float, n_clusters: int = 100,

@@ -126,6 +126,8 @@ class SemanticDeduplicationWorkflow(DeduplicationWorkflow):
     """
 
     name = "semantic_dedup"
+    cache_subdir = "semantic"
+    duplicates_glob = "semantic_c*.parquet"
 
     def __init__(self, input_path: str | Sequence[str], output_path: str, *,
                  embedding_field: str = "embeddings", n_clusters: int = 100, eps: float = 0.01,

@@ -4,10 +4,19 @@ A workflow is a sequence of phases; each phase is a one-stage :class:`~curator.P
 tasks (input files or shuffle partitions) on the workflow's executor (local threads, Ray …).
 Every stage writes its output files atomically under ``cache_path`` and skips the work when its
 output already exists, so a re-run after a crash resumes where the first run stopped.
+
+Reuse is safe because the directories a workflow reuses (its cache subtree, its files in
+``duplicates/``) are keyed by a fingerprint of the input (each file's path,
+size and modification time) and of the parameters, kept in a hidden marker file there: when
+the fingerprint differs (new or changed input, other parameters) the workflow deletes what it
+wrote there before and recomputes, with a warning; it never reuses another input's results.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
+import logging
 import os
 import time
 from collections.abc import Sequence
@@ -20,13 +29,19 @@ import pyarrow.parquet as pq
 
 from curator.dedup.io import exists, list_inputs, read_table, write_parquet, write_table
 from curator.executors.base import BaseExecutor
-from curator.io import expand_paths, join_path
+from curator.io import atomic_write, expand_paths, get_fs, join_path
 from curator.pipeline import Pipeline
 from curator.stages.base import ProcessingStage
 from curator.tasks import FileGroupTask, Task, stable_id
 
 __all__ = ["DeduplicationWorkflow", "DeduplicationResult", "RemoveDuplicatesStage",
-           "output_names", "read_id_table", "done"]
+           "output_names", "read_id_table", "done", "input_fingerprint"]
+
+log = logging.getLogger(__name__)
+
+#: attributes of a workflow that do not change what it computes
+_NOT_PARAMETERS = frozenset({"input_path", "output_path", "cache_path", "executor",
+                             "perform_removal"})
 
 
 @dataclass
@@ -51,6 +66,22 @@ def output_names(files: Sequence[str]) -> list[str]:
     if len(set(names)) == len(names):
         return names
     return [f"{i:05d}_{n}" for i, n in enumerate(names)]
+
+
+def input_fingerprint(files: Sequence[str]) -> list[list[Any]]:
+    """``[path, size, modification stamp]`` of each file (the stamp is the mtime, or what the
+    filesystem has instead: last-modified time, ETag …)."""
+    out: list[list[Any]] = []
+    for f in files:
+        fs, p = get_fs(f)
+        info = fs.info(p)
+        stamp = next((info[k] for k in ("mtime", "LastModified", "last_modified", "updated",
+                                        "ETag", "etag", "md5Hash", "created") if info.get(k)),
+                     None)
+        if isinstance(stamp, (int, float)) and os.path.exists(p):
+            stamp = os.stat(p).st_mtime_ns  # local: nanoseconds, not a rounded float
+        out.append([f, info.get("size"), str(stamp)])
+    return out
 
 
 def read_id_table(path: str) -> pa.Table:
@@ -114,6 +145,10 @@ class DeduplicationWorkflow:
     """
 
     name = "deduplication"
+    #: this workflow's subdirectory of ``cache_path``
+    cache_subdir = "dedup"
+    #: glob of the files this workflow writes in ``output_path/duplicates``
+    duplicates_glob = "*.parquet"
 
     def __init__(self, input_path: str | Sequence[str], output_path: str, *,
                  cache_path: str | None = None, id_field: str = "id",
@@ -176,9 +211,15 @@ class DeduplicationWorkflow:
         write_parquet(table, join_path(self.duplicates_path, name))
 
     def remove(self, files: Sequence[str]) -> int:
-        """Write the input without the duplicate ids to ``output_path/deduplicated``."""
-        stage = RemoveDuplicatesStage(self.duplicates_path,
-                                      join_path(self.output_path, "deduplicated"), self.id_field)
+        """Write the input without the duplicate ids to ``output_path/deduplicated`` (its earlier
+        contents are replaced)."""
+        out_dir = join_path(self.output_path, "deduplicated")
+        fs, d = get_fs(out_dir)
+        old = fs.find(d)
+        if old:  # rewritten whole by every run: no file of an earlier input may stay
+            log.info("%s: replacing %d file(s) in %s", self.name, len(old), out_dir)
+            fs.rm(old)
+        stage = RemoveDuplicatesStage(self.duplicates_path, out_dir, self.id_field)
         out = self.run_stage(stage, self.file_tasks(files))
         return sum(int(t.metadata.get("removed", 0)) for t in out)
 
@@ -186,10 +227,50 @@ class DeduplicationWorkflow:
         """Write the duplicate ids under :attr:`duplicates_path`; return how many."""
         raise NotImplementedError
 
+    def parameters(self) -> dict[str, Any]:
+        """The parameters that change what this workflow computes (part of its fingerprint)."""
+        return {k: v for k, v in sorted(vars(self).items()) if not k.startswith("_")
+                and k not in _NOT_PARAMETERS and isinstance(v, (str, int, float, bool, type(None)))}
+
+    def fingerprint(self, files: Sequence[str]) -> str:
+        """A digest of the input files (paths, sizes, mtimes) and :meth:`parameters`."""
+        doc = {"workflow": self.name, "files": input_fingerprint(files),
+               "parameters": self.parameters()}
+        return hashlib.sha256(json.dumps(doc, sort_keys=True, default=str).encode()).hexdigest()
+
+    def prepare_outputs(self, files: Sequence[str]) -> str:
+        """Key every directory this run writes by the input's fingerprint (see the module doc):
+        what an earlier run wrote there for another input or other parameters is deleted.
+        Returns the fingerprint."""
+        fp = self.fingerprint(files)
+        owned = [(join_path(self.cache_path, self.cache_subdir), "**"),
+                 (self.duplicates_path, self.duplicates_glob)]
+        for directory, pattern in owned:
+            fs, d = get_fs(directory)
+            marker = f"{d.rstrip('/')}/.curator-{self.name}.json"
+            try:
+                with fs.open(marker, "r") as fh:
+                    if json.load(fh).get("fingerprint") == fp:
+                        continue  # the same input and parameters: a resumed run reuses its work
+            except (FileNotFoundError, ValueError, AttributeError):
+                pass
+            stale = ([f for f in fs.find(d) if not f.rsplit("/", 1)[-1].startswith(".curator-")]
+                     if pattern == "**" else fs.glob(f"{d.rstrip('/')}/{pattern}"))
+            if stale:
+                log.warning("%s: %d file(s) in %s were computed from another input or other "
+                            "parameters; deleting them and recomputing", self.name, len(stale),
+                            directory)
+                fs.rm(stale)
+            with atomic_write(join_path(directory, f".curator-{self.name}.json"), "w") as fh:
+                json.dump({"fingerprint": fp, "files": len(files),
+                           "parameters": self.parameters()}, fh, default=str)
+        return fp
+
     def run(self) -> DeduplicationResult:
         """Identify the duplicates (and remove them when ``perform_removal``)."""
         self._rejected, self._timings = {}, {}
         files = self.input_files()
+        self.prepare_outputs(files)
         num = self.identify(files)
         removed = self.remove(files) if self.perform_removal else None
         return DeduplicationResult(

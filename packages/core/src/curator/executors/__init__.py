@@ -5,7 +5,8 @@ from curator.executors.local import LocalExecutor
 from curator.executors.stats import RunStats, StageStats
 
 __all__ = ["BaseExecutor", "LocalExecutor", "RunContext", "RunResult", "RunStats", "StageStats",
-           "StageCall", "invoke_stage", "RayDataExecutor", "RayActorPoolExecutor"]
+           "StageCall", "invoke_stage", "RayDataExecutor", "RayActorPoolExecutor", "XennaExecutor",
+           "SlurmRayClient"]
 
 
 def __getattr__(name: str):  # Ray executors import ray only when asked for
@@ -17,4 +18,12 @@ def __getattr__(name: str):  # Ray executors import ray only when asked for
         from curator.executors.ray_actor_pool import RayActorPoolExecutor
 
         return RayActorPoolExecutor
+    if name == "XennaExecutor":
+        from curator.executors.xenna import XennaExecutor
+
+        return XennaExecutor
+    if name == "SlurmRayClient":
+        from curator.executors.slurm import SlurmRayClient
+
+        return SlurmRayClient
     raise AttributeError(name)

@@ -1,4 +1,20 @@
-"""The executor interface and the bookkeeping every executor shares."""
+"""The executor interface and the bookkeeping every executor shares.
+
+An executor's whole contract with the run's bookkeeping (sink, statistics, checkpoint) is:
+
+* ``tracker = ctx.tracker(len(stages))`` — the run's :class:`~curator.checkpoint.PartitionTracker`;
+  ``tracker.seed(task.partition, task.task_id)`` for each task handed to the first stage it runs
+  (after ``ctx.skip_done`` dropped the partitions an earlier run finished);
+* for every batch after its retries (:func:`curator.executors.retry.run_with_retries`), build an
+  :class:`~curator.executors.retry.OutcomeReport` (``outcome_report(index, outcome, ...)``) and
+  hand it to :func:`curator.executors.retry.apply_report` on the driver: it writes rejected
+  records and failed tasks (whole) to the sink, updates the statistics and tells the tracker,
+  which marks a partition done only when everything descending from it succeeded;
+* return ``self.finish(ctx, stats, outputs)``: the :class:`RunResult` (``ok``, ``failed``).
+
+Three outcomes are never confused: records **rejected** by design (the run is still ok), tasks
+that **failed** after their retries (kept whole in the sink; the run is not ok) and the rest.
+"""
 
 from __future__ import annotations
 
@@ -13,16 +29,33 @@ from typing import Any, ClassVar
 from curator.checkpoint import CheckpointStore, PartitionTracker
 from curator.errors import CuratorError
 from curator.executors.stats import RunStats
-from curator.rejected import RejectedRecord, RejectedSink
+from curator.rejected import FailedTask, RejectedRecord, RejectedSink
 from curator.stages.base import ProcessingStage
 from curator.tasks import EMPTY_TASK, EmptyTask, StagePerf, Task
 
 __all__ = ["BaseExecutor", "RunContext", "RunResult", "StageCall", "invoke_stage",
-           "failed_task_record", "env_flag", "SourceStageError"]
+           "failed_task_record", "env_flag", "SourceStageError", "PipelineFailedError"]
 
 
 class SourceStageError(CuratorError):
     """The first stage could not produce any task (missing input path, bad pattern)."""
+
+
+class PipelineFailedError(CuratorError):
+    """Tasks failed for good during a run (``run(..., raise_on_failure=True)``); ``result`` is
+    the run's :class:`RunResult` and ``failed`` its failed tasks."""
+
+    def __init__(self, result: RunResult) -> None:
+        self.result = result
+        self.failed = list(result.failed)
+        shown = "\n  ".join(str(f) for f in self.failed[:10])
+        more = f"\n  … and {len(self.failed) - 10} more" if len(self.failed) > 10 else ""
+        where = (f"they are kept whole in {result.rejected.path}; fix the cause and run "
+                 f"`curator replay {result.rejected.path}` (or Pipeline.replay)"
+                 if result.rejected.path else "they are kept in result.failed; pass "
+                 "rejected_dir= to keep them on disk for replay")
+        super().__init__(f"{len(self.failed)} task(s) failed after their retries:\n  "
+                         f"{shown}{more}\n{where}")
 
 
 def env_flag(name: str) -> bool | None:
@@ -64,11 +97,9 @@ class RunContext:
             flag = env_flag("CURATOR_SUMMARY")
             self.summary = True if flag is None else flag
 
-    def tracker(self) -> PartitionTracker | None:
-        """A tracker that marks partitions done in the checkpoint (``None`` without one)."""
-        if self.checkpoint is None:
-            return None
-        return PartitionTracker(self.checkpoint.mark_done)
+    def tracker(self, n_stages: int) -> PartitionTracker:
+        """The run's partition tracker (it marks partitions done in the checkpoint, if any)."""
+        return PartitionTracker(self.checkpoint, n_stages)
 
     def skip_done(self, tasks: list[Task]) -> tuple[list[Task], int]:
         """Drop source tasks whose partition an earlier run finished."""
@@ -80,7 +111,13 @@ class RunContext:
 
 
 class RunResult(list):
-    """The output tasks of a run (a list), with the run's ``stats`` and ``rejected`` sink."""
+    """The output tasks of a run (a list), with the run's ``stats`` and ``rejected`` sink.
+
+    ``ok`` is false when any task failed after its retries; ``failed`` lists those tasks
+    (:class:`~curator.rejected.FailedTask`). Records rejected by design (filtered, malformed
+    input) are counted in ``rejected`` and leave the run ok. :meth:`raise_on_failure` raises
+    :class:`PipelineFailedError` naming the failed tasks.
+    """
 
     stats: RunStats
     rejected: RejectedSink
@@ -90,6 +127,22 @@ class RunResult(list):
         self.stats = stats
         self.rejected = rejected
 
+    @property
+    def failed(self) -> list[FailedTask]:
+        """Tasks that failed after their retries (kept whole in the rejected sink)."""
+        return list(self.rejected.failed)
+
+    @property
+    def ok(self) -> bool:
+        """Whether no task failed (records rejected by design do not count)."""
+        return not self.rejected.failed
+
+    def raise_on_failure(self) -> RunResult:
+        """Raise :class:`PipelineFailedError` when a task failed; returns the result otherwise."""
+        if not self.ok:
+            raise PipelineFailedError(self)
+        return self
+
     def summary(self) -> str:
         lines = [self.stats.format_table()]
         total = self.rejected.total
@@ -98,6 +151,9 @@ class RunResult(list):
                      else "kept in memory (result.rejected.records); pass rejected_dir= to write them")
             per = ", ".join(f"{k}: {v}" for k, v in self.rejected.counts.items())
             lines.append(f"rejected {total} records/tasks ({per}), {where}")
+        if self.failed:
+            lines.append(f"NOT OK: {len(self.failed)} task(s) failed after their retries "
+                         f"(kept whole for replay): " + "; ".join(map(str, self.failed[:3])))
         return "\n".join(lines)
 
 
@@ -160,15 +216,15 @@ def invoke_stage(stage: ProcessingStage, tasks: list[Task], worker: str = "") ->
 
 
 def failed_task_record(stage: ProcessingStage | str, task: Task, error: str) -> RejectedRecord:
-    """The rejected-tasks entry for a task that kept failing: its identity, source and traceback."""
+    """The rejected-tasks entry for a task that kept failing: its identity, source and traceback
+    (the sink keeps the task itself beside it, see :meth:`RejectedSink.add_failed`)."""
     name = stage if isinstance(stage, str) else stage.name
-    preview = repr(task.data)
     return RejectedRecord(
         stage=name, reason="task failed after retries", task_id=task.task_id,
         source=",".join(map(str, task.metadata.get("source_files", [])[:5])),
         error=error, kind="task",
-        record={"task_type": type(task).__name__, "num_items": task.num_items,
-                "partition": task.partition, "data_preview": preview[:2000]})
+        record={"task_type": f"{type(task).__module__}.{type(task).__qualname__}",
+                "num_items": task.num_items, "partition": task.partition})
 
 
 class BaseExecutor(ABC):

@@ -5,11 +5,10 @@ of once per stage (Ray Data fuses its own map operators the same way)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field, replace
-from typing import Any
+from dataclasses import dataclass, field
 
 from curator.executors.base import invoke_stage
-from curator.executors.retry import BatchOutcome, run_with_retries
+from curator.executors.retry import BatchOutcome, OutcomeReport, outcome_report, run_with_retries
 from curator.resources import Resources
 from curator.stages.base import ProcessingStage
 from curator.tasks import Task
@@ -91,14 +90,14 @@ def run_chain(group: StageGroup, tasks: list[Task], max_retries: int, worker: st
 
 
 def chain_reports(group: StageGroup, tasks: list[Task], max_retries: int, worker: str,
-                  n_stages: int) -> tuple[list[dict[str, Any]], list[Task]]:
+                  n_stages: int) -> tuple[list[OutcomeReport], list[Task]]:
     """Run the chain in this worker; return one report per batch (what the driver needs for
     statistics, the rejected sink and the checkpoint) and the tasks the group passes on.
 
     Outputs travel in a report only for the pipeline's last stage; in between, the report names
     them (partition, task id) and the tasks themselves are returned once.
     """
-    reports: list[dict[str, Any]] = []
+    reports: list[OutcomeReport] = []
     passed_on: list[Task] = []
     group_last = group.indices[-1]
     for index, o in run_chain(group, tasks, max_retries, worker):
@@ -107,14 +106,3 @@ def chain_reports(group: StageGroup, tasks: list[Task], max_retries: int, worker
         if index == group_last and not last:
             passed_on.extend(o.call.outputs)
     return reports, passed_on
-
-
-def outcome_report(index: int, o: BatchOutcome, keep_outputs: bool) -> dict[str, Any]:
-    """The driver's view of one outcome of stage ``index`` (read by
-    :func:`curator.executors.ray_common.apply_report`); the output tasks themselves only with
-    ``keep_outputs``, otherwise just their (partition, task id)."""
-    call = o.call if keep_outputs else replace(o.call, outputs=[None] * len(o.call.outputs))
-    return {"index": index, "tasks_in": len(o.inputs), "retries": o.retries,
-            "restarts": o.restarts, "failed": o.failed, "failed_task_id": o.inputs[0].task_id,
-            "call": call, "consumed": [(t.partition, t.task_id) for t in o.inputs],
-            "produced": [(t.partition, t.task_id) for t in o.call.outputs]}

@@ -17,7 +17,7 @@ from curator.executors.base import (
     SourceStageError,
     StageCall,
 )
-from curator.executors.retry import apply_outcome, run_with_retries
+from curator.executors.retry import apply_report, outcome_report, run_with_retries
 from curator.executors.stats import ProgressReporter, RunStats
 from curator.executors.workers import ProcessWorker, StageSetupError, ThreadWorker, WorkerDied
 from curator.stages.base import ProcessingStage
@@ -122,7 +122,8 @@ class _LocalRun:
         self.lock = threading.Lock()
         self.alive = list(self.n_workers)
         self.procs: list[ProcessWorker] = []
-        self.tracker = ctx.tracker()
+        self.tracker = ctx.tracker(len(stages))
+        self.names = [s.name for s in stages]
         self.initial = initial
 
     def run(self) -> list[Task]:
@@ -136,8 +137,7 @@ class _LocalRun:
             first, skipped = self.ctx.skip_done(first)
             self.stats.stages[0].skipped += skipped
         for t in first:
-            if self.tracker and t.partition:
-                self.tracker.started(t.partition)
+            self.tracker.seed(t.partition, t.task_id)
             self.queues[0].put(t)
         for _ in range(self.n_workers[0]):
             self.queues[0].put(_END)
@@ -265,19 +265,15 @@ class _LocalRun:
             skipped = 0
             if i == 0 and source:
                 call.outputs, skipped = self.ctx.skip_done(call.outputs)
-            apply_outcome(self.ctx, self.stats, i, stage.name, len(inputs), call,
-                          outcome.retries, outcome.failed, inputs[0].task_id, skipped=skipped)
-            outputs = call.outputs
-            if self.tracker and not last:
-                for out in outputs:
-                    self.tracker.started(out.partition)
+            report = outcome_report(i, outcome, keep_outputs=True)
+            report.skipped = skipped
+            # booked before the outputs move on, so the tracker counts them before they are
+            # consumed downstream
+            apply_report(report, self.names, self.ctx, self.stats, self.tracker)
             if last:
                 with self.lock:
-                    self.results.extend(outputs)
+                    self.results.extend(call.outputs)
             else:
-                for out in outputs:
+                for out in call.outputs:
                     if not self._put(self.queues[i + 1], out):
                         return
-            if self.tracker:
-                for t in inputs:
-                    self.tracker.finished(t.partition)

@@ -13,16 +13,15 @@ from curator.executors.base import (
     StageCall,
     failed_task_record,
 )
-from curator.executors.fusion import StageGroup, chain_reports, outcome_report
+from curator.executors.fusion import StageGroup, chain_reports
 from curator.executors.local import plan_workers
+from curator.executors.ray_client import alive_nodes, node_slots
 from curator.executors.ray_common import (
-    LineageTracker,
     RayExecutorBase,
-    apply_report,
     node_gpu_memory_gb,
     start_tasks,
 )
-from curator.executors.retry import BatchOutcome
+from curator.executors.retry import BatchOutcome, OutcomeReport, apply_report, outcome_report
 from curator.executors.stats import RunStats
 from curator.executors.workers import StageSetupError
 from curator.stages.base import ProcessingStage
@@ -44,7 +43,7 @@ class _GroupActor:
         return True
 
     def call(self, tasks: list[Task], max_retries: int,
-             n_stages: int) -> tuple[list[dict[str, Any]], list[Task]]:
+             n_stages: int) -> tuple[list[OutcomeReport], list[Task]]:
         return chain_reports(self.group, tasks, max_retries, self.name, n_stages)
 
     def teardown(self) -> None:
@@ -86,7 +85,7 @@ class _Actor:
                                   f"{exc}") from exc
 
     def call(self, tasks: list[Task], max_retries: int,
-             n_stages: int) -> tuple[list[dict[str, Any]], list[Task]]:
+             n_stages: int) -> tuple[list[OutcomeReport], list[Task]]:
         import ray  # noqa: PLC0415
 
         try:
@@ -96,7 +95,7 @@ class _Actor:
             raise _ActorDied(f"actor {self.name} of {self.group_name} died: {exc}") from exc
 
     def run(self, group: StageGroup, batch: list[Task], max_retries: int,
-            n_stages: int) -> tuple[list[dict[str, Any]], list[Task]]:
+            n_stages: int) -> tuple[list[OutcomeReport], list[Task]]:
         """Call with the retry policy for dying workers: a batch whose worker died is split
         and each task retried ``max_retries`` times, then rejected by the group's first stage.
         Restarts and those retries are counted on the group's first stage."""
@@ -110,7 +109,7 @@ class _Actor:
                 if len(batch) > 1:  # find the task that kills its worker
                     parts = [self.run(group, [t], max_retries, n_stages) for t in batch]
                     reports = [r for rs, _ in parts for r in rs]
-                    reports[0]["restarts"] += deaths
+                    reports[0].restarts += deaths
                     return reports, [t for _, ts in parts for t in ts]
                 if deaths > max_retries:
                     failed = BatchOutcome(batch, StageCall([], [], 0.0, batch[0].num_items, 0),
@@ -118,8 +117,8 @@ class _Actor:
                                           failed=failed_task_record(group.stages[0], batch[0],
                                                                     str(exc)))
                     return [outcome_report(group.first, failed, keep_outputs=False)], []
-        reports[0]["restarts"] += deaths
-        reports[0]["retries"] += deaths
+        reports[0].restarts += deaths
+        reports[0].retries += deaths
         return reports, out
 
     def close(self) -> None:
@@ -152,15 +151,20 @@ class RayActorPoolExecutor(RayExecutorBase):
         address, num_cpus, num_gpus, object_store_memory, ray_timeout_s: the Ray cluster (as
             for :class:`RayDataExecutor`; a local one is started and stopped when none runs).
         setup_timeout_s: how long an actor may take to start and run ``setup()`` (default 600).
+        ignore_head_node: place no actor on the cluster's head node (NeMo Curator's option;
+            default ``False``). Actors are spread over the nodes that have room for them.
+        gpu_memory_gb_per_gpu: GPU memory in GB to size ``gpu_memory_gb`` against where the
+            cluster's GPU type is unknown (see :mod:`curator.executors.gpu_sizing`).
     """
 
     name = "ray_actor_pool"
-    config_keys = RayExecutorBase.config_keys | {"setup_timeout_s"}
+    config_keys = RayExecutorBase.config_keys | {"setup_timeout_s", "ignore_head_node"}
 
     def _run(self, stages: list[ProcessingStage], initial: list[Task], ctx: RunContext,
              stats: RunStats, cluster: dict[str, float]) -> list[Task]:
-        lineage = LineageTracker(ctx.checkpoint, len(stages))
-        tasks, first = start_tasks(stages, initial, ctx, stats, lineage)
+        tracker = ctx.tracker(len(stages))
+        names = [s.name for s in stages]
+        tasks, first = start_tasks(stages, initial, ctx, stats, tracker)
         for group in self.groups(stages[first:], first):
             if not tasks:
                 break
@@ -168,12 +172,12 @@ class RayActorPoolExecutor(RayExecutorBase):
                 stage.setup_on_node({"node": "ray"}, {})
             nxt: list[Task] = []
 
-            def handle(reports: list[dict[str, Any]], out: list[Task],
+            def handle(reports: list[OutcomeReport], out: list[Task],
                        nxt: list[Task] = nxt) -> None:
                 """Bookkeeping as each batch lands (so the checkpoint advances during the
                 last group, not only at its end)."""
                 for rep in reports:
-                    nxt.extend(apply_report(rep, stages, ctx, stats, lineage))
+                    nxt.extend(apply_report(rep, names, ctx, stats, tracker))
                 nxt.extend(out)
 
             self._run_group(group, tasks, ctx, cluster, stats, len(stages), handle)
@@ -189,6 +193,11 @@ class RayActorPoolExecutor(RayExecutorBase):
 
         cpus = float(cluster.get("CPU", 1.0))
         gpus = float(cluster.get("GPU", 0.0))
+        ignore_head = bool(self.config.get("ignore_head_node", False))
+        nodes = alive_nodes(ignore_head)
+        if ignore_head:  # size the pool for the nodes it may use
+            cpus = sum(float(nd["Resources"].get("CPU", 0.0)) for nd in nodes) or 1.0
+            gpus = sum(float(nd["Resources"].get("GPU", 0.0)) for nd in nodes)
         res = group.resources
         n = group.num_workers(self.workers_override)
         n = n or plan_workers(group.stages[0], cpus, int(gpus))
@@ -198,10 +207,22 @@ class RayActorPoolExecutor(RayExecutorBase):
         for i in group.indices:
             stats.stages[i].workers = n
         opts: dict[str, Any] = {"num_cpus": min(res.cpus, cpus), "max_restarts": 0}
-        frac = res.gpu_fraction(node_gpu_memory_gb() if res.gpu_memory_gb else None)
+        frac = res.gpu_fraction(node_gpu_memory_gb(self.config.get("gpu_memory_gb_per_gpu"))
+                                if res.gpu_memory_gb else None)
         if frac:
             opts["num_gpus"] = frac
         remote_cls = ray.remote(**opts)(_GroupActor)
+        # actors spread over every node with room for them (pinned softly, so a busy node
+        # passes its actor on; with ignore_head_node firmly, so none lands on the head)
+        slots = node_slots(nodes, opts["num_cpus"], frac)
+
+        def placed(w: int) -> Any:
+            from ray.util.scheduling_strategies import (  # noqa: PLC0415
+                NodeAffinitySchedulingStrategy,
+            )
+
+            return remote_cls.options(scheduling_strategy=NodeAffinitySchedulingStrategy(
+                slots[w % len(slots)], soft=not ignore_head))
         timeout = float(self.config.get("setup_timeout_s", 600.0))
         work: queue.Queue = queue.Queue()
         for b in batches:
@@ -212,7 +233,7 @@ class RayActorPoolExecutor(RayExecutorBase):
         def worker(w: int) -> None:
             actor = None
             try:
-                actor = _Actor(remote_cls, group, f"{group.name}-{w}", timeout)
+                actor = _Actor(placed(w), group, f"{group.name}-{w}", timeout)
                 while not errors:
                     try:
                         batch = work.get_nowait()

@@ -1,22 +1,31 @@
-"""RayClient: start a local Ray cluster, or connect to a running one, without ever hanging."""
+"""RayClient: find, join or start a Ray cluster, without ever hanging or leaking processes."""
 
 from __future__ import annotations
 
 import _thread
+import contextlib
+import json
 import os
+import socket
 import sys
 import threading
 import time
+from itertools import zip_longest
+from pathlib import Path
 from typing import Any
 
-__all__ = ["RayClient", "RayStartError"]
+from curator.errors import CuratorError
+
+__all__ = ["RayClient", "RayStartError", "alive_nodes", "resolve_address", "session_processes",
+           "end_processes", "sweep_orphans", "node_slots"]
 
 _RAY_PROCESS_NAMES = ("raylet", "gcs_server", "plasma_store", "ray::", "dashboard", "log_monitor",
                       "runtime_env", "default_worker", "monitor.py")
+_OWNED_DIR = "curator_owned"  # under Ray's temp dir: one JSON file per cluster a driver started
 
 
-class RayStartError(RuntimeError):
-    """Ray did not start or answer within the timeout."""
+class RayStartError(CuratorError, RuntimeError):
+    """Ray did not start, could not be joined, or did not answer within the timeout."""
 
 
 def _ray_descendants() -> list[Any]:
@@ -34,23 +43,193 @@ def _ray_descendants() -> list[Any]:
     return found
 
 
+def resolve_address(address: str | None) -> tuple[str, str | None]:
+    """How :class:`RayClient` finds its cluster, in Ray's own order.
+
+    Returns ``(how, address)`` with ``how`` one of ``"explicit"`` (``address`` given),
+    ``"env"`` (``RAY_ADDRESS``, which ``ray job submit`` also sets), ``"initialized"`` (this
+    process is already connected), ``"auto"`` (join the running local cluster) or ``"start"``
+    (start a new local cluster; also for ``address="local"``).
+    """
+    if address not in (None, "auto", "local"):
+        return "explicit", address
+    env = os.environ.get("RAY_ADDRESS", "").strip()
+    if env and address != "local":
+        return "env", env
+    if "ray" in sys.modules and sys.modules["ray"].is_initialized():
+        return "initialized", None
+    if address == "auto":
+        return "auto", "auto"
+    return "start", None
+
+
+def _host_port(address: str) -> tuple[str, int] | None:
+    """``(host, port)`` of ``host:port`` or ``ray://host:port`` (``None`` when not of that form)."""
+    rest = address.split("://", 1)[-1].rstrip("/")
+    host, _, port = rest.rpartition(":")
+    return (host.strip("[]"), int(port)) if host and port.isdigit() else None
+
+
+def _wait_for_port(host: str, port: int, deadline: float) -> None:
+    """Wait until something accepts a TCP connection at ``host:port``, at most until ``deadline``
+    (``time.monotonic``); raises :class:`OSError` (the last refusal) when nothing did."""
+    while True:
+        remaining = deadline - time.monotonic()
+        try:
+            with socket.create_connection((host, port), timeout=max(0.1, min(2.0, remaining))):
+                return
+        except OSError:
+            if time.monotonic() + 0.25 >= deadline:
+                raise
+            time.sleep(0.25)
+
+
+def _auth_hint(exc: BaseException | None = None) -> str:
+    """What to say when a connect fails on a cluster that may use Ray's token authentication."""
+    text = f"{exc!r}".lower() if exc is not None else ""
+    if (os.environ.get("RAY_AUTH_MODE", "").lower() == "token"
+            or any(w in text for w in ("unauthenticated", "authentication", "auth token"))):
+        token = ("RAY_AUTH_TOKEN / RAY_AUTH_TOKEN_PATH is set" if
+                 os.environ.get("RAY_AUTH_TOKEN") or os.environ.get("RAY_AUTH_TOKEN_PATH")
+                 else "no RAY_AUTH_TOKEN or RAY_AUTH_TOKEN_PATH is set")
+        return (f"the cluster may require Ray's token authentication (RAY_AUTH_MODE="
+                f"{os.environ.get('RAY_AUTH_MODE', '')!r}; {token}): export the cluster's token "
+                f"(RAY_AUTH_TOKEN or RAY_AUTH_TOKEN_PATH) and RAY_AUTH_MODE=token")
+    return ""
+
+
+def alive_nodes(ignore_head_node: bool = False) -> list[dict[str, Any]]:
+    """``ray.nodes()`` of the connected cluster that are alive (without the head node when
+    ``ignore_head_node``; raises ``ValueError`` when that leaves none)."""
+    import ray  # noqa: PLC0415
+
+    nodes = [n for n in ray.nodes() if n.get("Alive")]
+    if ignore_head_node:
+        nodes = [n for n in nodes if "node:__internal_head__" not in (n.get("Resources") or {})]
+        if not nodes:
+            raise ValueError("ignore_head_node=True, but the cluster has no node besides its "
+                             "head node: add worker nodes or set ignore_head_node=False")
+    return nodes
+
+
+def node_slots(nodes: list[dict[str, Any]], cpus: float, gpus: float = 0.0) -> list[str]:
+    """Node ids, one per worker of ``cpus`` CPUs (and ``gpus`` GPUs) each node can hold, taken
+    node by node in turn, so that worker ``w`` can be pinned to ``slots[w % len(slots)]`` and
+    workers spread over every node that has the resources."""
+    per_node = []
+    for node in nodes:
+        res = node.get("Resources") or {}
+        fits = int(res.get("CPU", 0.0) / cpus) if cpus else 1 << 10
+        if gpus:
+            fits = min(fits, int(res.get("GPU", 0.0) / gpus + 1e-9))
+        per_node.append([node["NodeID"]] * fits)
+    slots = [n for turn in zip_longest(*per_node) for n in turn if n]
+    return slots or [n["NodeID"] for n in nodes]
+
+
+# -- processes of a cluster, and orphans of dead drivers -----------------------------------------
+def session_processes(session_dir: str | os.PathLike[str],
+                      pids: list[tuple[int, float]] = ()) -> list[Any]:
+    """Live processes of one Ray session (or of every session under a ``--temp-dir``): those
+    whose command line or open files name ``session_dir``, plus the recorded ``(pid,
+    create_time)`` pairs still alive (Ray's agents retitle themselves ``ray::...``)."""
+    import psutil  # noqa: PLC0415
+
+    key = str(session_dir).rstrip("/")
+    me = os.getpid()
+    found: dict[int, Any] = {}
+    for pid, created in pids:
+        with contextlib.suppress(psutil.Error):
+            proc = psutil.Process(pid)
+            if abs(proc.create_time() - created) < 1e-3:
+                found[pid] = proc
+    for proc in psutil.process_iter(["cmdline", "uids"]):
+        if proc.pid == me or proc.pid in found:
+            continue
+        try:
+            if proc.info["uids"] and proc.info["uids"].real != os.getuid():
+                continue
+            cmd = " ".join(proc.info["cmdline"] or ()) + " "
+            if any(key + c in cmd for c in "/ =\"'") or (cmd.startswith("ray::")
+                              and any(f.path.startswith(key + "/") for f in proc.open_files())):
+                found[proc.pid] = proc
+        except psutil.Error:
+            continue
+    return list(found.values())
+
+
+def end_processes(procs: list[Any], timeout_s: float = 10.0) -> None:
+    """SIGTERM ``procs``, then SIGKILL the ones still alive after ``timeout_s``."""
+    import psutil  # noqa: PLC0415
+
+    for proc in procs:
+        with contextlib.suppress(psutil.Error):
+            proc.terminate()
+    _, alive = psutil.wait_procs(procs, timeout=timeout_s)
+    for proc in alive:
+        with contextlib.suppress(psutil.Error):
+            proc.kill()
+    psutil.wait_procs(alive, timeout=5)
+
+
+def _owner_alive(record: dict[str, Any]) -> bool:
+    import psutil  # noqa: PLC0415
+
+    try:
+        return abs(psutil.Process(record["owner_pid"]).create_time()
+                   - record["owner_create_time"]) < 1e-3
+    except psutil.Error:
+        return False
+
+
+def sweep_orphans(temp_dir: str | os.PathLike[str] = "/tmp/ray") -> int:
+    """End the processes of clusters a Curator driver started and then died without stopping
+    (kill -9). Only clusters recorded in ``<temp_dir>/curator_owned/*.json`` whose owner process
+    is gone are touched: other users' clusters, ``ray start`` ones and those of live drivers are
+    never. Returns how many processes were ended."""
+    owned = Path(temp_dir) / _OWNED_DIR
+    if not owned.is_dir():
+        return 0
+    ended = 0
+    for path in owned.glob("*.json"):
+        try:
+            record = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue
+        if _owner_alive(record):
+            continue
+        procs = session_processes(record["session_dir"],
+                                  [tuple(p) for p in record.get("pids", [])])
+        end_processes(procs)
+        ended += len(procs)
+        path.unlink(missing_ok=True)
+    return ended
+
+
 class RayClient:
-    """Starts a local Ray cluster (or connects to one) for the Ray executors.
+    """Finds, joins or starts the Ray cluster the Ray executors run on.
+
+    Discovery follows Ray's own tools: an explicit ``address``; else ``RAY_ADDRESS`` (what
+    ``ray job submit`` sets for its entrypoint); else the Ray this process already initialised;
+    else, with ``address="auto"``, the cluster running on this machine; else a new local
+    cluster (``address="local"`` always starts one). Joining never takes ownership: ``stop()``
+    only disconnects from a cluster it joined and leaves it running, and shuts down (and waits
+    for every process of) only a cluster ``start()`` started.
 
     Parameters:
-        address: ``None`` starts a new local cluster; ``"auto"``, ``"host:port"`` or
-            ``"ray://host:port"`` connects to a running one.
-        num_cpus, num_gpus: cores and GPUs of a local cluster (default: this machine's).
-        object_store_memory: object store size in bytes for a local cluster (default: Ray's).
-        timeout_s: the longest any start, connect or ping waits before raising
-            :class:`RayStartError` with what to do.
+        address: ``None`` / ``"auto"`` / ``"local"`` (see above), ``"host:port"`` (the GCS
+            address ``ray start --head`` prints) or ``"ray://host:port"`` (Ray Client).
+        num_cpus, num_gpus: cores and GPUs of a started cluster (default: this machine's).
+        object_store_memory: object store size in bytes for a started cluster (default: Ray's).
+        timeout_s: the longest a whole start or join (address probe, ``ray.init`` and a test
+            task) may take before :class:`RayStartError` says what to do.
         include_dashboard: start Ray's dashboard (off: it is slow to start and rarely needed).
         ray_init_kwargs: extra arguments for ``ray.init``.
 
-    Clients are pointed at the address Ray actually bound (:attr:`address`, read back from Ray),
-    never at a guessed 127.0.0.1: Ray 2.x resolves 127.0.0.1 to the machine's own IP when it
-    binds, which is what made other clients wait on an address nothing listened on. ``stop()`` shuts down only what ``start()``
-    started and leaves no Ray process behind. Use it as a context manager::
+    A started cluster is recorded in ``<ray temp dir>/curator_owned/`` with this process's id;
+    should the driver die without ``stop()`` (kill -9), the next ``RayClient.start()`` on the
+    machine ends that cluster's leftover processes (and only those). Clients are pointed at the
+    address Ray actually bound (:attr:`address`). Use it as a context manager::
 
         with RayClient(num_cpus=2):
             pipeline.run(RayDataExecutor())
@@ -68,22 +247,29 @@ class RayClient:
         self.include_dashboard = include_dashboard
         self.ray_init_kwargs = ray_init_kwargs
         self.owns_cluster = False
+        self.how: str | None = None  # how start() found the cluster (see resolve_address)
         self._connected = False
+        self._record: Path | None = None
 
     # -- lifecycle ---------------------------------------------------------------------------
     def start(self) -> RayClient:
-        """Start (or connect to) the cluster and check that it runs a task; returns ``self``."""
+        """Join or start the cluster and check that it runs a task; returns ``self``."""
         # Under `uv run`, Ray would ship the project to every worker and re-run `uv` there:
         # slow and needless on one machine (workers use this interpreter).
         os.environ.setdefault("RAY_ENABLE_UV_RUN_RUNTIME_ENV", "0")
         import ray  # noqa: PLC0415
 
-        if ray.is_initialized():
+        deadline = time.monotonic() + self.timeout_s
+        how, address = resolve_address(self._address)
+        self.how = how
+        if how == "initialized" or ray.is_initialized():
             self._connected = False  # someone else's connection: use it, never shut it down
             return self
+        with contextlib.suppress(Exception):  # best effort: never blocks a start
+            sweep_orphans(self._temp_dir())
         kwargs: dict[str, Any] = {"include_dashboard": self.include_dashboard,
                                   "log_to_driver": False, **self.ray_init_kwargs}
-        if self._address is None:
+        if how == "start":
             kwargs["address"] = "local"  # a new cluster, never someone's `ray start` one
             for key in ("num_cpus", "num_gpus", "object_store_memory"):
                 if getattr(self, key) is not None:
@@ -92,30 +278,36 @@ class RayClient:
             hint = ("check that /tmp is writable and has space, that no firewall blocks "
                     "the machine's own IP, and see /tmp/ray/session_latest/logs")
         else:
-            kwargs["address"] = self._address
-            what = f"connect to the Ray cluster at {self._address!r}"
-            hint = ("check the address (`ray status` on the head node prints it) and that this "
-                    "machine can reach the head node's GCS port")
-        self._call_with_timeout(lambda: ray.init(**kwargs), what, hint)
-        self.owns_cluster = self._address is None
+            kwargs.pop("include_dashboard")
+            address = self._probe(how, address, deadline)
+            kwargs["address"] = address
+            what = f"join the Ray cluster at {address!r} (from {how} address)"
+            hint = (_auth_hint() or "check that the cluster is up (`ray status` on its head "
+                    "node) and that this machine can reach the head node's GCS port")
+        self._call_with_timeout(lambda: ray.init(**kwargs), what, hint, deadline)
+        self.owns_cluster = how == "start"
         self._connected = True
         try:
-            self.ping()
+            if self.owns_cluster:
+                self._record_ownership()
+            self.ping(max(1.0, deadline - time.monotonic()))
         except BaseException:
             self.stop()
             raise
         return self
 
-    def ping(self) -> None:
+    def ping(self, timeout_s: float | None = None) -> None:
         """Run one tiny task; raises :class:`RayStartError` if no worker answers in time."""
         import ray  # noqa: PLC0415
+
+        timeout_s = self.timeout_s if timeout_s is None else timeout_s
 
         @ray.remote(num_cpus=0)
         def _ping() -> int:
             return 1
 
         try:
-            ray.get(_ping.remote(), timeout=self.timeout_s)
+            ray.get(_ping.remote(), timeout=timeout_s)
         except ray.exceptions.GetTimeoutError as exc:
             raise RayStartError(
                 f"Ray started but no worker ran a task within {self.timeout_s:.0f}s. Check the "
@@ -123,7 +315,8 @@ class RayClient:
             ) from exc
 
     def stop(self, timeout_s: float = 15.0) -> None:
-        """Shut down what :meth:`start` started and wait until its processes are gone."""
+        """Shut down what :meth:`start` started and wait until its processes are gone; a joined
+        cluster is only disconnected from and keeps running."""
         if not self._connected:
             return
         import ray  # noqa: PLC0415
@@ -131,17 +324,11 @@ class RayClient:
         procs = _ray_descendants() if self.owns_cluster else []
         ray.shutdown()
         self._connected = False
-        if not procs:
-            return
-        import psutil  # noqa: PLC0415
-
-        _, alive = psutil.wait_procs(procs, timeout=timeout_s)
-        for proc in alive:  # stragglers: a worker stuck in user code
-            try:
-                proc.kill()
-            except psutil.NoSuchProcess:
-                pass
-        psutil.wait_procs(alive, timeout=5)
+        if procs:
+            end_processes(procs, timeout_s)
+        if self._record is not None:
+            self._record.unlink(missing_ok=True)
+            self._record = None
         self.owns_cluster = False
 
     @property
@@ -175,9 +362,63 @@ class RayClient:
         self.stop()
 
     # -- helpers -----------------------------------------------------------------------------
-    def _call_with_timeout(self, fn: Any, what: str, hint: str) -> None:
+    def _temp_dir(self) -> str:
+        return str(self.ray_init_kwargs.get("_temp_dir") or os.environ.get("RAY_TMPDIR")
+                   or "/tmp/ray")  # noqa: S108 - Ray's own default
+
+    def _record_ownership(self) -> None:
+        """Write ``<temp dir>/curator_owned/<session>.json``: this process and the processes of
+        the cluster it started, so a later start can end them should this process be killed."""
+        import psutil  # noqa: PLC0415
+        import ray  # noqa: PLC0415
+
+        session_dir = ray._private.worker._global_node.get_session_dir_path()  # noqa: SLF001
+        owned = Path(self._temp_dir()) / _OWNED_DIR
+        owned.mkdir(parents=True, exist_ok=True)
+        me = psutil.Process()
+        pids = []
+        for proc in _ray_descendants():
+            with contextlib.suppress(psutil.Error):
+                pids.append((proc.pid, proc.create_time()))
+        record = {"owner_pid": me.pid, "owner_create_time": me.create_time(),
+                  "session_dir": session_dir, "pids": pids}
+        path = owned / f"{Path(session_dir).name}.json"
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(record))
+        tmp.replace(path)
+        self._record = path
+
+    def _probe(self, how: str, address: str, deadline: float) -> str:
+        """The address to join, after checking within the deadline that its GCS port answers
+        (``ray.init`` itself cannot be interrupted while it waits on a dead address)."""
+        if address == "auto":
+            from ray._private.services import canonicalize_bootstrap_address  # noqa: PLC0415
+
+            found = None
+            with contextlib.suppress(Exception):
+                found = canonicalize_bootstrap_address("auto", self._temp_dir())
+            if not found:
+                raise RayStartError("RayClient(address='auto'): no Ray cluster runs on this "
+                                    "machine; start one with `ray start --head`, give its "
+                                    "address, or use address=None to start one for the run")
+            address = found
+        hp = _host_port(address)
+        if hp is None:
+            raise RayStartError(f"RayClient: cannot read a host:port from the {how} address "
+                                f"{address!r}; give e.g. '10.0.0.1:6379' or 'ray://host:10001'")
+        try:
+            _wait_for_port(*hp, deadline)
+        except OSError as exc:
+            raise RayStartError(
+                f"could not join the Ray cluster at {address!r} (from {how} address): nothing "
+                f"accepted a connection at {hp[0]}:{hp[1]} within {self.timeout_s:.0f}s ({exc}). "
+                f"Check the address (`ray status` on the head node prints it), that the "
+                f"cluster is up and that no firewall blocks the port") from exc
+        return address
+
+    def _call_with_timeout(self, fn: Any, what: str, hint: str, deadline: float) -> None:
         """Run ``fn`` in this thread (Ray ties its daemons' lifetime to the starting thread, so
-        it cannot run in a helper thread); a watchdog interrupts it after ``timeout_s`` when this
+        it cannot run in a helper thread); a watchdog interrupts it at ``deadline`` when this
         is the main thread, and otherwise at least says on stderr what is wrong."""
         fired = threading.Event()
         in_main = threading.current_thread() is threading.main_thread()
@@ -190,7 +431,7 @@ class RayClient:
             if in_main:
                 _thread.interrupt_main()
 
-        watchdog = threading.Timer(self.timeout_s, fire)
+        watchdog = threading.Timer(max(0.0, deadline - time.monotonic()), fire)
         watchdog.daemon = True
         start = time.monotonic()
         watchdog.start()
@@ -201,6 +442,7 @@ class RayClient:
                 raise RayStartError(message) from None
             raise
         except Exception as exc:
+            hint = _auth_hint(exc) or hint
             raise RayStartError(f"could not {what} ({time.monotonic() - start:.1f}s): {exc}. "
                                 f"{hint}") from exc
         finally:

@@ -5,11 +5,10 @@ from __future__ import annotations
 import contextlib
 import time
 from abc import abstractmethod
-from collections import defaultdict
 from collections.abc import Iterator
 from typing import Any, ClassVar
 
-from curator.checkpoint import CheckpointStore
+from curator.checkpoint import PartitionTracker
 from curator.executors.base import (
     BaseExecutor,
     RunContext,
@@ -18,13 +17,21 @@ from curator.executors.base import (
     invoke_stage,
 )
 from curator.executors.fusion import StageGroup, group_stages
-from curator.executors.retry import BatchOutcome, apply_outcome, run_with_retries
+from curator.executors.ray_client import RayClient, alive_nodes
+from curator.executors.retry import (
+    BatchOutcome,
+    apply_outcome,
+    apply_report,
+    outcome_report,
+    run_with_retries,
+)
 from curator.executors.stats import ProgressReporter, RunStats
+from curator.paths import warn_node_local_paths
 from curator.stages.base import ProcessingStage
 from curator.tasks import EmptyTask, Task
 
 __all__ = ["RayExecutorBase", "ray_session", "has_setup", "BatchOutcome", "run_with_retries", "apply_outcome",
-           "node_gpu_memory_gb", "stage_override", "LineageTracker", "start_tasks", "apply_report"]
+           "node_gpu_memory_gb", "stage_override", "PartitionTracker", "start_tasks", "apply_report"]
 
 
 @contextlib.contextmanager
@@ -34,8 +41,6 @@ def ray_session(config: dict[str, Any]) -> Iterator[Any]:
     Config keys used: ``address`` (connect there), ``num_cpus``, ``num_gpus``,
     ``object_store_memory``, ``ray_timeout_s``.
     """
-    from curator.executors.ray_client import RayClient  # noqa: PLC0415
-
     client = RayClient(address=config.get("address"), num_cpus=config.get("num_cpus"),
                        num_gpus=config.get("num_gpus"),
                        object_store_memory=config.get("object_store_memory"),
@@ -59,58 +64,19 @@ def stage_override(config: dict[str, Any], key: str, stage: ProcessingStage) -> 
     return value.get(stage.name) if isinstance(value, dict) else value
 
 
-def node_gpu_memory_gb() -> float | None:
-    """Memory of the first GPU of this node in GB (``None`` without torch or a GPU)."""
-    try:
-        import torch  # noqa: PLC0415
-    except ImportError:
-        return None
-    if not torch.cuda.is_available():
-        return None
-    return torch.cuda.get_device_properties(0).total_memory / 1024**3
+def node_gpu_memory_gb(override: float | None = None) -> float | None:
+    """GPU memory in GB that ``Resources.gpu_memory_gb`` is sized against: the smallest GPU of
+    the connected cluster's GPU nodes, by accelerator type or ``override`` (see
+    :mod:`curator.executors.gpu_sizing`); ``None`` when the cluster has no GPU."""
+    import ray  # noqa: PLC0415
 
+    from curator.executors.gpu_sizing import smallest_gpu_memory_gb  # noqa: PLC0415
 
-class LineageTracker:
-    """Marks a source partition done once every task descending from it passed the last stage,
-    whatever order the per-stage reports arrive in (streaming executors report out of order).
-
-    Each report says "stage i consumed these tasks and produced those"; a multiset of
-    (partition, stage, task_id) keys counts +1 when a task is produced (or seeded) and -1 when it
-    is consumed. A partition is done when all its counts are back to zero.
-    """
-
-    def __init__(self, checkpoint: CheckpointStore | None, n_stages: int) -> None:
-        self.checkpoint = checkpoint
-        self.n_stages = n_stages
-        self._counts: dict[str, dict[tuple[int, str], int]] = defaultdict(dict)
-
-    def _bump(self, part: str | None, key: tuple[int, str], n: int) -> None:
-        if part is None or self.checkpoint is None:
-            return
-        counts = self._counts[part]
-        value = counts.get(key, 0) + n
-        if value:
-            counts[key] = value
-        else:
-            counts.pop(key, None)
-            if not counts:
-                del self._counts[part]
-                self.checkpoint.mark_done(part)
-
-    def seed(self, part: str | None, task_id: str) -> None:
-        self._bump(part, (0, task_id), 1)
-
-    def report(self, index: int, consumed: list[tuple[str | None, str]],
-               produced: list[tuple[str | None, str]]) -> None:
-        if index + 1 < self.n_stages:
-            for part, tid in produced:
-                self._bump(part, (index + 1, tid), 1)
-        for part, tid in consumed:
-            self._bump(part, (index, tid), -1)
+    return smallest_gpu_memory_gb(ray.nodes(), override)
 
 
 def start_tasks(stages: list[ProcessingStage], initial: list[Task], ctx: RunContext,
-                stats: RunStats, lineage: LineageTracker) -> tuple[list[Task], int]:
+                stats: RunStats, tracker: PartitionTracker) -> tuple[list[Task], int]:
     """The tasks the cluster starts from, and the index of the first stage to run there.
 
     Given an empty root task, the source stage (the one that lists the work: files, manifest
@@ -125,7 +91,7 @@ def start_tasks(stages: list[ProcessingStage], initial: list[Task], ctx: RunCont
         tasks, skipped = ctx.skip_done(initial)
         stats.stages[0].skipped += skipped
         for t in tasks:
-            lineage.seed(t.partition, t.task_id)
+            tracker.seed(t.partition, t.task_id)
         return tasks, 0
     source = stages[0]
     source.setup_on_node({"node": "driver"}, {})
@@ -141,25 +107,12 @@ def start_tasks(stages: list[ProcessingStage], initial: list[Task], ctx: RunCont
             raise SourceStageError(f"source stage {source.name!r} failed, so the pipeline "
                                    f"has no input:\n{o.failed.error}")
         o.call.outputs, skipped = ctx.skip_done(o.call.outputs)
-        apply_outcome(ctx, stats, 0, source.name, len(o.inputs), o.call, retries=o.retries,
-                      skipped=skipped)
-        lineage.report(0, [], [(t.partition, t.task_id) for t in o.call.outputs])
+        rep = outcome_report(0, o, keep_outputs=True)
+        rep.skipped = skipped
+        apply_report(rep, [s.name for s in stages], ctx, stats, tracker)
         tasks.extend(o.call.outputs)
     stats.stages[0].workers = 1
     return tasks, 1
-
-
-def apply_report(rep: dict[str, Any], stages: list[ProcessingStage], ctx: RunContext,
-                 stats: RunStats, lineage: LineageTracker) -> list[Task]:
-    """Driver-side bookkeeping of one report of :func:`curator.executors.fusion.chain_reports`;
-    returns the run's outputs it carries (those of the last stage)."""
-    i = rep["index"]
-    call = rep["call"]
-    apply_outcome(ctx, stats, i, stages[i].name, rep["tasks_in"], call, retries=rep["retries"],
-                  failed=rep["failed"], failed_task_id=rep["failed_task_id"],
-                  restarts=rep.get("restarts", 0))
-    lineage.report(i, rep["consumed"], rep["produced"])
-    return call.outputs if i + 1 == len(stages) else []
 
 
 class RayExecutorBase(BaseExecutor):
@@ -168,7 +121,7 @@ class RayExecutorBase(BaseExecutor):
 
     config_keys: ClassVar[frozenset[str]] = frozenset({
         "num_workers", "fuse_stages", "max_retries", "address", "num_cpus", "num_gpus",
-        "object_store_memory", "ray_timeout_s"})
+        "object_store_memory", "ray_timeout_s", "gpu_memory_gb_per_gpu"})
 
     def __init__(self, config: dict[str, Any] | None = None, **kwargs: Any) -> None:
         super().__init__({**(config or {}), **kwargs})
@@ -189,6 +142,7 @@ class RayExecutorBase(BaseExecutor):
                 reporter.__enter__()
             start = time.perf_counter()
             try:
+                warn_node_local_paths(stages, len(alive_nodes()))
                 outputs = self._run(stages, self.initial(initial_tasks), ctx, stats,
                                     client.cluster_resources())
             finally:

@@ -10,7 +10,6 @@ import cloudpickle
 from curator.executors.base import RunContext
 from curator.executors.fusion import StageGroup, chain_reports
 from curator.executors.ray_common import (
-    LineageTracker,
     RayExecutorBase,
     apply_report,
     has_setup,
@@ -85,10 +84,13 @@ class RayDataExecutor(RayExecutorBase):
             of its members; default: the CPUs shared evenly between CPU groups, GPUs by share).
         fuse_stages: fuse consecutive stages with equal resources (default ``True``).
         max_retries: overrides the run's retry count.
-        address: connect to this Ray cluster; without one and with no Ray running, a local
-            cluster is started for the run (``num_cpus``, ``num_gpus``, ``object_store_memory``)
-            and shut down at the end.
+        address: the Ray cluster to join; without one, ``RAY_ADDRESS``, else the Ray this
+            process is connected to, else a local cluster started for the run (``num_cpus``,
+            ``num_gpus``, ``object_store_memory``) and shut down at the end (see
+            :class:`curator.executors.ray_client.RayClient`). A joined cluster keeps running.
         ray_timeout_s: the longest a Ray start or connect may take (default 120).
+        gpu_memory_gb_per_gpu: GPU memory in GB to size ``gpu_memory_gb`` against where the
+            cluster's GPU type is unknown (see :mod:`curator.executors.gpu_sizing`).
         max_worker_restarts: how often one batch may kill its worker before the run fails
             (default 4).
     """
@@ -108,7 +110,7 @@ class RayDataExecutor(RayExecutorBase):
 
         cpus = float(cluster.get("CPU", 1.0))
         gpus = float(cluster.get("GPU", 0.0))
-        gpu_mem = (node_gpu_memory_gb()
+        gpu_mem = (node_gpu_memory_gb(self.config.get("gpu_memory_gb_per_gpu"))
                    if any(g.resources.gpu_memory_gb for g in groups) else None)
         actor = [any(has_setup(s) for s in g.stages) for g in groups]
         cpu_groups = sum(1 for g in groups if not g.resources.requires_gpu) or 1
@@ -154,8 +156,8 @@ class RayDataExecutor(RayExecutorBase):
         # Per-operator reservations split a small cluster into slices too thin for any actor
         # pool (the run would wait forever); the pools are sized to fit together instead.
         dctx.op_resource_reservation_enabled = False
-        lineage = LineageTracker(ctx.checkpoint, len(stages))
-        tasks, first = start_tasks(stages, initial, ctx, stats, lineage)
+        tracker = ctx.tracker(len(stages))
+        tasks, first = start_tasks(stages, initial, ctx, stats, tracker)
         outputs: list[Task] = []
         if not tasks or first == len(stages):
             return tasks if first == len(stages) else outputs
@@ -170,8 +172,9 @@ class RayDataExecutor(RayExecutorBase):
                 stats.stages[i].workers = n
                 stage.setup_on_node({"node": "ray"}, {})
             udf_args = (cloudpickle.dumps(group), len(stages), ctx.max_retries)
+            # SPREAD: tasks and actors over every node with the resources, not packed on one
             kwargs = {**args, "batch_size": group.batch_size, "batch_format": "pyarrow",
-                      "zero_copy_batch": True}
+                      "zero_copy_batch": True, "scheduling_strategy": "SPREAD"}
             with warnings.catch_warnings():  # max_(task_)retries: "ray_remote_args deprecated"
                 warnings.simplefilter("ignore", DeprecationWarning)
                 if isinstance(args["compute"], ray.data.ActorPoolStrategy):
@@ -181,9 +184,10 @@ class RayDataExecutor(RayExecutorBase):
                     ds = ds.map_batches(_GroupUDF(*udf_args).__call__, max_retries=restarts,
                                         **kwargs)
         # no prefetching: each report is booked (and its partition checkpointed) on arrival
+        names = [s.name for s in stages]
         for batch in ds.iter_batches(batch_size=None, batch_format="pyarrow",
                                      prefetch_batches=0):
             for raw in batch.column("event").to_pylist():
                 for rep in cloudpickle.loads(raw) if raw else ():
-                    outputs += apply_report(rep, stages, ctx, stats, lineage)
+                    outputs += apply_report(rep, names, ctx, stats, tracker)
         return outputs

@@ -4,15 +4,17 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+from curator.checkpoint import PartitionTracker
 from curator.executors.base import RunContext, StageCall, failed_task_record
 from curator.executors.stats import RunStats
 from curator.rejected import RejectedRecord
 from curator.tasks import Task
 
-__all__ = ["BatchOutcome", "run_with_retries", "apply_outcome"]
+__all__ = ["BatchOutcome", "OutcomeReport", "run_with_retries", "apply_outcome",
+           "outcome_report", "apply_report"]
 
 
 @dataclass
@@ -51,11 +53,58 @@ def run_with_retries(stage_name: str, call: Callable[[list[Task]], StageCall],
         retries += 1
 
 
+@dataclass
+class OutcomeReport:
+    """What the driver needs to know about one outcome of stage ``index`` (statistics, the
+    rejected sink, the checkpoint): built where the stage ran, booked by :func:`apply_report`.
+
+    ``consumed`` / ``produced`` are ``(partition, task_id)`` pairs; ``failed`` is the failed-task
+    entry and ``failed_task`` the task itself (kept whole in the sink) when the task failed for
+    good. ``call.outputs`` holds the output tasks only when they are the run's outputs.
+    """
+
+    index: int
+    tasks_in: int
+    call: StageCall
+    consumed: list[tuple[str | None, str]]
+    produced: list[tuple[str | None, str]]
+    retries: int = 0
+    restarts: int = 0
+    failed: RejectedRecord | None = None
+    failed_task: Task | None = None
+    skipped: int = 0
+
+
+def outcome_report(index: int, o: BatchOutcome, keep_outputs: bool) -> OutcomeReport:
+    """The driver's view of one outcome of stage ``index``; the output tasks themselves only
+    with ``keep_outputs``, otherwise just their (partition, task id)."""
+    call = o.call if keep_outputs else replace(o.call, outputs=[None] * len(o.call.outputs))
+    return OutcomeReport(
+        index=index, tasks_in=len(o.inputs), call=call, retries=o.retries, restarts=o.restarts,
+        failed=o.failed, failed_task=o.inputs[0] if o.failed is not None else None,
+        consumed=[(t.partition, t.task_id) for t in o.inputs],
+        produced=[(t.partition, t.task_id) for t in o.call.outputs])
+
+
+def apply_report(rep: OutcomeReport, stage_names: list[str], ctx: RunContext, stats: RunStats,
+                 tracker: PartitionTracker) -> list[Task]:
+    """Driver-side bookkeeping of one report (sink, statistics, then the tracker, so a
+    partition is marked done only after its rejected records and failed tasks are on disk);
+    returns the run outputs it carries (those of the last stage)."""
+    i = rep.index
+    apply_outcome(ctx, stats, i, stage_names[i], rep.tasks_in, rep.call, retries=rep.retries,
+                  failed=rep.failed, failed_task=rep.failed_task, restarts=rep.restarts,
+                  skipped=rep.skipped)
+    tracker.report(i, rep.consumed, rep.produced, failed=rep.failed is not None)
+    return rep.call.outputs if i + 1 == len(stage_names) else []
+
+
 def apply_outcome(ctx: RunContext, stats: RunStats, index: int, stage_name: str,
                   tasks_in: int, call: StageCall, retries: int = 0,
-                  failed: RejectedRecord | None = None, failed_task_id: str = "",
+                  failed: RejectedRecord | None = None, failed_task: Task | None = None,
                   restarts: int = 0, skipped: int = 0) -> None:
-    """Driver-side bookkeeping of one outcome: rejected sink and statistics."""
+    """Driver-side bookkeeping of one outcome: rejected sink (a failed task whole) and
+    statistics."""
     by_task: dict[str, list[RejectedRecord]] = defaultdict(list)
     for rec in call.rejected:
         by_task[rec.task_id].append(rec)
@@ -63,7 +112,7 @@ def apply_outcome(ctx: RunContext, stats: RunStats, index: int, stage_name: str,
         ctx.sink.add(stage_name, tid, recs)
     if failed is not None:
         stats.bump(index, "failed_tasks")
-        ctx.sink.add(stage_name, failed_task_id, [failed])
+        ctx.sink.add_failed(failed, failed_task)
     if retries:
         stats.bump(index, "retries", retries)
     if restarts:

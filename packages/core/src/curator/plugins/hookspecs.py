@@ -1,16 +1,25 @@
-"""The hooks a Curator plugin implements.
+"""The hooks a Curator plugin implements, generated from the table of kinds
+(:data:`curator.plugins.kinds.KINDS`).
 
-Each hook receives a ``register`` callable; call it once per thing the plugin provides::
+The one hook to write is ``curator_register``; each thing's kind comes from its class (a
+stage's ``kind`` class attribute, else ``stage``; executors are classes with ``execute``; pass
+``kind=`` for plain objects such as filter objects)::
 
     from curator import hookimpl
 
     @hookimpl
-    def curator_register_filters(register):
-        register(MyFilter)                       # name defaults to the class name
-        register(MyOtherFilter, name="other", modality="text")
+    def curator_register(register):
+        register(MyReader)                          # kind from MyReader.kind ("reader")
+        register(MyScorer, kind="filter")           # a plain filter object
+        register(MyOtherStage, name="other", modality="text")
 
-``register(obj, name=None, *, modality=None, description=None)`` validates ``obj`` and records
-which plugin (distribution and version) provided it. Names are unique across all plugins.
+The classic per-kind hooks (``curator_register_filters(register)`` and the others in
+:data:`HOOK_KINDS`) keep working: there the hook names the kind unless the class declares a
+specific one. ``register(obj, name=None, *, modality=None, description=None, kind=None)``
+validates ``obj`` and records which plugin (distribution and version) provided it.
+
+A module-level function whose name starts with ``curator_`` but is no hook here (a misspelling
+such as ``curator_register_filter``) makes the plugin fail to load, with an error naming it.
 """
 
 from __future__ import annotations
@@ -20,7 +29,9 @@ from typing import Any, Protocol
 
 import pluggy
 
-__all__ = ["hookspec", "hookimpl", "Register", "CuratorHookSpecs", "HOOK_KINDS"]
+from curator.plugins.kinds import KINDS
+
+__all__ = ["hookspec", "hookimpl", "Register", "CuratorHookSpecs", "HOOK_KINDS", "HOOK_NAMES"]
 
 hookspec = pluggy.HookspecMarker("curator")
 hookimpl = pluggy.HookimplMarker("curator")
@@ -28,47 +39,17 @@ hookimpl = pluggy.HookimplMarker("curator")
 
 class Register(Protocol):
     def __call__(self, obj: Any, name: str | None = None, *, modality: str | None = None,
-                 description: str | None = None) -> None: ...
+                 description: str | None = None, kind: str | None = None) -> None: ...
 
 
 class CuratorHookSpecs:
-    """Hook specifications; pluggy checks plugin implementations against these signatures."""
+    """Hook specifications; pluggy checks plugin implementations against these signatures.
+    One ``curator_register_<kind>s`` hook per kind is added below from the table of kinds."""
 
     @hookspec
-    def curator_register_readers(self, register: Register) -> None:
-        """Register reader stages (sources that turn files into tasks)."""
-
-    @hookspec
-    def curator_register_writers(self, register: Register) -> None:
-        """Register writer stages (sinks that write tasks to files)."""
-
-    @hookspec
-    def curator_register_filters(self, register: Register) -> None:
-        """Register filter stages and filter objects (e.g. ``DocumentFilter`` subclasses)."""
-
-    @hookspec
-    def curator_register_modifiers(self, register: Register) -> None:
-        """Register modifier stages and modifier objects (e.g. ``DocumentModifier``)."""
-
-    @hookspec
-    def curator_register_classifiers(self, register: Register) -> None:
-        """Register classifier stages (models that label or score records)."""
-
-    @hookspec
-    def curator_register_embedders(self, register: Register) -> None:
-        """Register embedding stages."""
-
-    @hookspec
-    def curator_register_deduplicators(self, register: Register) -> None:
-        """Register deduplication stages and workflows."""
-
-    @hookspec
-    def curator_register_executors(self, register: Register) -> None:
-        """Register executors (classes with ``execute(stages, ...)``)."""
-
-    @hookspec
-    def curator_register_stages(self, register: Register) -> None:
-        """Register any other stage (splitters, id assignment, transforms)."""
+    def curator_register(self, register: Register) -> None:
+        """Register stages, components and executors; each one's kind comes from its class
+        (or ``kind=``)."""
 
     @hookspec
     def curator_register_commands(self, register: Callable[..., None]) -> None:
@@ -76,15 +57,21 @@ class CuratorHookSpecs:
         ``add_arguments(parser)`` configures an ``argparse`` parser and ``run(args) -> int``."""
 
 
-HOOK_KINDS: dict[str, str] = {
-    "curator_register_readers": "reader",
-    "curator_register_writers": "writer",
-    "curator_register_filters": "filter",
-    "curator_register_modifiers": "modifier",
-    "curator_register_classifiers": "classifier",
-    "curator_register_embedders": "embedder",
-    "curator_register_deduplicators": "deduplicator",
-    "curator_register_executors": "executor",
-    "curator_register_stages": "stage",
-}
-"""Hook name -> the kind of registry entry it produces."""
+def _classic_hook(hook: str, description: str) -> Callable[..., None]:
+    def spec(self: Any, register: Register) -> None:  # pragma: no cover - a specification
+        """placeholder"""
+
+    spec.__name__ = hook
+    spec.__qualname__ = f"CuratorHookSpecs.{hook}"  # pluggy drops ``self`` from methods
+    spec.__doc__ = f"Register {description}."
+    return hookspec(spec)
+
+
+for _kind in KINDS:
+    setattr(CuratorHookSpecs, _kind.hook, _classic_hook(_kind.hook, _kind.description))
+
+HOOK_KINDS: dict[str, str] = {k.hook: k.name for k in KINDS}
+"""Classic hook name -> the kind of registry entry it produces (generated from KINDS)."""
+HOOK_NAMES: frozenset[str] = frozenset(
+    {*HOOK_KINDS, "curator_register", "curator_register_commands"})
+"""Every hook a plugin may implement."""

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import difflib
 import importlib.metadata as md
+import inspect
 import os
 import threading
 import traceback
@@ -13,13 +15,17 @@ from typing import Any
 import pluggy
 
 from curator.errors import PluginError
-from curator.plugins.hookspecs import HOOK_KINDS, CuratorHookSpecs
+from curator.plugins.hookspecs import HOOK_KINDS, HOOK_NAMES, CuratorHookSpecs
+from curator.plugins.kinds import kind_of
 from curator.plugins.registry import BrokenPlugin, PluginInfo, Registry
 
-__all__ = ["ENTRY_POINT_GROUP", "get_registry", "reset_registry", "build_registry",
-           "use_registry", "register_plugin"]
+__all__ = ["ENTRY_POINT_GROUP", "BUILTIN_DISTRIBUTIONS", "get_registry", "reset_registry",
+           "build_registry", "use_registry", "register_plugin"]
 
 ENTRY_POINT_GROUP = "curator"
+BUILTIN_DISTRIBUTIONS = frozenset({"curator-core", "curator-text", "curator-image",
+                                   "curator-audio", "curator-video", "curator-web"})
+"""Distributions shipped with Curator: their plugins win name clashes with third parties."""
 _lock = threading.RLock()
 _registry: Registry | None = None
 
@@ -42,19 +48,35 @@ def _selected(ep_name: str, dist: str) -> bool:
 
 
 def register_plugin(registry: Registry, plugin: Any, info: PluginInfo) -> None:
-    """Run ``plugin``'s hooks against ``registry``. If any registration fails, nothing of the
-    plugin is kept and it is recorded as broken (other plugins are unaffected)."""
+    """Run ``plugin``'s hooks against ``registry``. If any registration fails, or the plugin
+    implements a hook that does not exist (a misspelling), nothing of the plugin is kept and
+    it is recorded as broken (other plugins are unaffected)."""
     pm = pluggy.PluginManager("curator")
     pm.add_hookspecs(CuratorHookSpecs)
-    staged = Registry(entries=dict(registry.entries), commands=dict(registry.commands))
+    staged = registry.copy()
     try:
+        _check_hook_names(plugin, info)
         pm.register(plugin, name=info.name)
-        for hook_name, kind in HOOK_KINDS.items():
+        try:
+            pm.check_pending()
+        except pluggy.PluginValidationError as exc:
+            raise PluginError(f"plugin {info.name!r} ({info.distribution}): {exc}; the hooks "
+                              f"are: {', '.join(sorted(HOOK_NAMES))}") from None
+
+        def registrar(hook_kind: str | None) -> Any:
             def register(obj: Any, name: str | None = None, *, modality: str | None = None,
-                         description: str | None = None, _kind: str = kind) -> None:
-                staged.add(obj, _kind, info, name=name, modality=modality,
+                         description: str | None = None, kind: str | None = None) -> None:
+                resolved = kind_of(obj, kind or hook_kind)
+                if resolved is None:
+                    raise PluginError(f"{info.label} registered {obj!r} without a kind: pass "
+                                      f"kind='filter' (or another kind) to register()")
+                staged.add(obj, resolved, info, name=name, modality=modality,
                            description=description)
-            getattr(pm.hook, hook_name)(register=register)
+            return register
+
+        pm.hook.curator_register(register=registrar(None))
+        for hook_name, kind in HOOK_KINDS.items():
+            getattr(pm.hook, hook_name)(register=registrar(kind))
 
         def register_command(name: str, add_arguments: Any, run: Any, help: str = "") -> None:
             if name in staged.commands:
@@ -67,9 +89,24 @@ def register_plugin(registry: Registry, plugin: Any, info: PluginInfo) -> None:
         registry.broken.append(BrokenPlugin(info.name, info.distribution, info.version,
                                             _format_error(exc)))
         return
-    registry.entries = staged.entries
-    registry.commands = staged.commands
+    registry.entries, registry.qualified = staged.entries, staged.qualified
+    registry.clashes, registry.commands = staged.clashes, staged.commands
     registry.plugins.append(info)
+
+
+def _check_hook_names(plugin: Any, info: PluginInfo) -> None:
+    """A ``curator_*`` function that is no hook (e.g. ``curator_register_filter``) would be
+    ignored silently by pluggy when undecorated; refuse it, naming the plugin and the hook."""
+    for attr in dir(plugin):
+        if not attr.startswith("curator_") or attr in HOOK_NAMES:
+            continue
+        value = getattr(plugin, attr, None)
+        if inspect.isfunction(value) or inspect.ismethod(value):
+            close = difflib.get_close_matches(attr, sorted(HOOK_NAMES), n=1)
+            hint = f" Did you mean {close[0]!r}?" if close else ""
+            raise PluginError(f"plugin {info.name!r} ({info.distribution}) defines {attr!r}, "
+                              f"which is not a Curator hook.{hint} Hooks: "
+                              f"{', '.join(sorted(HOOK_NAMES))}")
 
 
 def _format_error(exc: BaseException) -> str:
@@ -92,7 +129,7 @@ def build_registry() -> Registry:
         seen.add((ep.name, ep.value))
         if not _selected(ep.name, dist):
             continue
-        info = PluginInfo(ep.name, dist, version, ep.value)
+        info = PluginInfo(ep.name, dist, version, ep.value, builtin=dist in BUILTIN_DISTRIBUTIONS)
         try:
             plugin = ep.load()
         except Exception as exc:  # noqa: BLE001

@@ -12,13 +12,56 @@ from curator.rejected import RejectedRecord
 from curator.resources import Resources
 from curator.tasks import Task
 
-__all__ = ["ProcessingStage", "CompositeStage", "StageIO"]
+__all__ = ["ProcessingStage", "CompositeStage", "StageIO", "get_stage_class"]
 
 X = TypeVar("X", bound=Task)
 Y = TypeVar("Y", bound=Task)
 
 StageIO = tuple[list[str], list[str]]
 """(task attributes, data columns) a stage reads or writes, e.g. ``(["data"], ["text"])``."""
+
+_STAGE_REGISTRY: dict[str, type[ProcessingStage]] = {}
+_UNSET: Any = object()
+
+ARROW_HINT = ("task.data is a pyarrow.Table in Curator (NeMo Curator also allowed a pandas "
+              "DataFrame): read a column with task.to_pandas()[col].to_list() or "
+              "task.data[col].to_pylist(); change columns with df = task.to_pandas(); "
+              "df[col] = ...; task.data = df (converted back to Arrow). See "
+              "docs/migrating-from-nemo-curator.md")
+"""Appended to the error of a stage that treats Arrow data as a pandas DataFrame."""
+
+
+def get_stage_class(name: str) -> type[ProcessingStage]:
+    """The concrete stage class named ``name`` (its class name, or the name given to
+    ``@processing_stage``), as in NeMo Curator. Raises ``KeyError`` when none is defined (the
+    module defining it must have been imported)."""
+    cls = _STAGE_REGISTRY.get(name)
+    if cls is None or inspect.isabstract(cls):
+        raise KeyError(f"get_stage_class: no stage class named {name!r} has been defined "
+                       f"(import its module first)")
+    return cls
+
+
+def _num_workers_property(method: Any) -> property:
+    """Turns a NeMo-style ``num_workers()`` method into the attribute executors read; a value
+    set by ``with_(num_workers=...)`` takes precedence."""
+
+    def get(self: ProcessingStage) -> int | None:
+        return self.__dict__["_num_workers"] if "_num_workers" in self.__dict__ else method(self)
+
+    def set_(self: ProcessingStage, value: int | None) -> None:
+        self.__dict__["_num_workers"] = value
+
+    return property(get, set_, doc=method.__doc__)
+
+
+def _with_arrow_hint(exc: BaseException) -> BaseException:
+    """Adds :data:`ARROW_HINT` to a TypeError/AttributeError raised on a pyarrow Table/array."""
+    msg = str(exc)
+    if isinstance(exc, TypeError | AttributeError) and "pyarrow.lib." in msg \
+            and ARROW_HINT not in msg:
+        exc.args = (f"{msg}. {ARROW_HINT}", *exc.args[1:])
+    return exc
 
 
 class ProcessingStage(ABC, Generic[X, Y]):
@@ -79,7 +122,11 @@ class ProcessingStage(ABC, Generic[X, Y]):
         """Process ``batch_size`` tasks at once; the default calls :meth:`process` on each."""
         out: list[Y] = []
         for task in tasks:
-            result = self.process(task)
+            try:
+                result = self.process(task)
+            except (TypeError, AttributeError) as e:
+                _with_arrow_hint(e)
+                raise
             if result is None:
                 continue
             if isinstance(result, list):
@@ -115,9 +162,11 @@ class ProcessingStage(ABC, Generic[X, Y]):
 
     # ---- configuration -------------------------------------------------------------------------
     def with_(self, name: str | None = None, resources: Resources | None = None,
-              batch_size: int | None = None, num_workers: int | None = None,
+              batch_size: int | None = None, num_workers: int | None = _UNSET,
               worker_mode: str | None = None) -> ProcessingStage[X, Y]:
-        """A copy of this stage with a new name, resources, batch size or worker settings."""
+        """A copy of this stage with a new name, resources, batch size or worker settings.
+        Arguments left out (or ``None``) keep the current value, except ``num_workers=None``,
+        which resets a fixed worker count to the executor's choice (as in NeMo Curator)."""
         new = copy.copy(self)
         new.__dict__.pop("_rejected", None)
         if name is not None:
@@ -134,7 +183,10 @@ class ProcessingStage(ABC, Generic[X, Y]):
                 raise ValueError(f"{self.name}.with_(batch_size=...) must be an int >= 1, "
                                  f"got {batch_size!r}")
             new.batch_size = batch_size
-        if num_workers is not None:
+        if num_workers is not _UNSET:
+            if num_workers is not None and (not isinstance(num_workers, int) or num_workers < 1):
+                raise ValueError(f"{self.name}.with_(num_workers=...) must be an int >= 1 or None, "
+                                 f"got {num_workers!r}")
             new.num_workers = num_workers
         if worker_mode is not None:
             if worker_mode not in ("thread", "process"):
@@ -147,6 +199,9 @@ class ProcessingStage(ABC, Generic[X, Y]):
         super().__init_subclass__(**kwargs)
         if not cls.__dict__.get("name"):
             cls.name = cls.__name__
+        if callable(cls.__dict__.get("num_workers")):  # NeMo Curator's ``def num_workers(self)``
+            cls.num_workers = _num_workers_property(cls.__dict__["num_workers"])
+        _STAGE_REGISTRY[cls.__name__] = cls
 
     @classmethod
     def parameters(cls) -> list[inspect.Parameter]:

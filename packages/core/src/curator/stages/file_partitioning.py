@@ -6,6 +6,7 @@ to change the file extensions or the task-id format."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 from curator.errors import ConfigError
 from curator.io import expand_paths, get_fs
@@ -29,6 +30,7 @@ class FilePartitioningStage(ProcessingStage[EmptyTask, FileGroupTask]):
     """
 
     file_paths: str | list[str] = ""
+    path_params: ClassVar[tuple[str, ...]] = ("file_paths",)  # resolved on the driver
     files_per_partition: int | None = None
     blocksize: int | str | None = None
     file_extensions: list[str] | None = None

@@ -10,6 +10,7 @@ from typing import Any
 
 from curator import FileGroupTask, ProcessingStage
 from curator.errors import ConfigError
+from curator.output_dir import ManagedOutput, SaveMode, check_mode
 
 from curator_image.io.paths import safe_member_name
 from curator_image.tasks import ImageBatch, ImageObject
@@ -28,7 +29,7 @@ def content_hash(img: ImageObject) -> str:
 
 
 @dataclass
-class ImageWriterStage(ProcessingStage[ImageBatch, FileGroupTask]):
+class ImageWriterStage(ManagedOutput, ProcessingStage[ImageBatch, FileGroupTask]):
     """Writes each ImageBatch as ``{task_id}.tar`` (WebDataset: image, ``.txt`` caption,
     ``.json`` metadata and scores, optional ``.npy`` embedding) plus ``{task_id}.parquet``
     (one row per image: id, key, source, caption, scores, content hash, embedding).
@@ -40,18 +41,23 @@ class ImageWriterStage(ProcessingStage[ImageBatch, FileGroupTask]):
         output_dir: local directory or fsspec URL.
         write_embeddings: store the embedding in the tar (``.npy``) and the Parquet file.
         remove_image_data_after_write: drop pixels and bytes from the returned records.
+        mode: what to do when ``output_dir`` holds another run's files: ``"error"`` (default),
+            ``"overwrite"``, ``"append"`` or ``"ignore"`` (see :mod:`curator.output_dir`).
     """
 
     output_dir: str = ""
     write_embeddings: bool = True
     remove_image_data_after_write: bool = True
+    mode: SaveMode = "error"
     name: str = "ImageWriterStage"
     modality = "image"
     kind = "writer"
+    output_dir_field = "output_dir"
 
     def __post_init__(self) -> None:
         if not self.output_dir:
             raise ConfigError(f"{self.name}: output_dir is required")
+        check_mode(self.mode, self.name)
 
     def inputs(self):
         return ["data"], []
@@ -70,11 +76,13 @@ class ImageWriterStage(ProcessingStage[ImageBatch, FileGroupTask]):
         import pyarrow as pa
         import pyarrow.parquet as pq
         import webdataset as wds
-        from curator.io import atomic_write, join_path
+        from curator.io import atomic_write
 
+        if not self.writes_output:  # mode="ignore" and output_dir held another run's files
+            return task.derive([], cls=FileGroupTask)  # type: ignore[return-value]
         stem = safe_member_name(task.task_id)
-        tar_path = join_path(self.output_dir, f"{stem}.tar")
-        pq_path = join_path(self.output_dir, f"{stem}.parquet")
+        tar_path = self.output_file(f"{stem}.tar")
+        pq_path = self.output_file(f"{stem}.parquet")
         rows: list[dict[str, Any]] = []
         with atomic_write(tar_path, "wb") as fh:
             writer = wds.TarWriter(fh)

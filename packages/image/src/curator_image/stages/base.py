@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from curator import ProcessingStage, Resources
 from curator.errors import ConfigError
@@ -23,6 +23,7 @@ class ImageModelStage(ProcessingStage[ImageBatch, ImageBatch]):
     """
 
     model_dir: str = ""
+    path_params: ClassVar[tuple[str, ...]] = ("model_dir",)  # resolved on the driver
     model_inference_batch_size: int = 32
     num_gpus_per_worker: float = 0.0
     verbose: bool = False

@@ -67,6 +67,8 @@ class FuzzyDeduplicationWorkflow(DeduplicationWorkflow):
     """
 
     name = "fuzzy_dedup"
+    cache_subdir = "fuzzy"
+    duplicates_glob = "fuzzy.parquet"
     #: candidate documents per Jaccard verification bucket (bounds one task's memory)
     docs_per_bucket = 16_384
 

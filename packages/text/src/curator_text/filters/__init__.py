@@ -1,6 +1,6 @@
 """Document filters and the stages that apply them."""
 
-from curator_text.filters.base import DocumentFilter, Filter, Score, ScoreFilter
+from curator_text.filters.base import DocumentFilter, Filter, FunctionFilter, Score, ScoreFilter
 from curator_text.filters.bucket import ScoreBucketer
 from curator_text.filters.code import (
     AlphaFilter,
@@ -9,6 +9,7 @@ from curator_text.filters.code import (
     NumberOfLinesOfCodeFilter,
     PerExtensionFilter,
     PythonCommentToCodeFilter,
+    TokenizerFertilityFilter,
     XMLHeaderFilter,
 )
 from curator_text.filters.fasttext import FastTextLangId, FastTextQualityFilter
@@ -31,6 +32,7 @@ from curator_text.filters.heuristic import (
     WordCountFilter,
     WordsWithoutAlphabetsFilter,
 )
+from curator_text.filters.histogram import HistogramFilter
 from curator_text.filters.repetition import (
     BoilerPlateStringFilter,
     RepeatedLinesByCharFilter,
@@ -40,6 +42,8 @@ from curator_text.filters.repetition import (
     RepeatingDuplicateNGramsFilter,
     RepeatingTopNGramsFilter,
 )
+from curator_text.filters.token import TokenCountFilter
+from curator_text.filters.words import get_word_splitter
 
 HEURISTIC_FILTERS = [
     WordCountFilter, NonAlphaNumericFilter, SymbolsToWordsFilter, NumbersFilter, UrlsFilter,
@@ -51,8 +55,12 @@ HEURISTIC_FILTERS = [
     PythonCommentToCodeFilter, GeneralCommentToCodeFilter, NumberOfLinesOfCodeFilter,
     XMLHeaderFilter, AlphaFilter, HTMLBoilerplateFilter, PerExtensionFilter,
 ]
-"""Every document filter class (used by the plugin and ``curator analyze``)."""
+"""Every heuristic document filter class (used by the plugin and ``curator analyze``)."""
 
-__all__ = ["DocumentFilter", "ScoreFilter", "Score", "Filter", "ScoreBucketer",
-           "FastTextQualityFilter", "FastTextLangId", "HEURISTIC_FILTERS",
-           *[c.__name__ for c in HEURISTIC_FILTERS]]
+MODEL_FILTERS = [FastTextQualityFilter, FastTextLangId, HistogramFilter, TokenCountFilter,
+                 TokenizerFertilityFilter]
+"""Filters that need a local model, tokenizer or histogram file."""
+
+__all__ = ["DocumentFilter", "FunctionFilter", "ScoreFilter", "Score", "Filter", "ScoreBucketer",
+           "HEURISTIC_FILTERS", "MODEL_FILTERS", "get_word_splitter",
+           *[c.__name__ for c in HEURISTIC_FILTERS + MODEL_FILTERS]]

@@ -7,6 +7,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 URL_REGEX = r"(?:https?|ftp)://[^\s/$.?#][^\s]*|www\.[^\s]+\.[^\s]+"
+NEMO_URL_REGEX = r"https?://(?:[A-Za-z0-9$\-_@.&+/:=?#~]|[!*\(\),]|(?:%[0-9A-Fa-f]{2}))+"
+"""NeMo Curator's URL pattern (used by the URL filters): it stops at ``<``, quotes and spaces."""
 WORD_SPLIT = r"\s+"
 
 
@@ -32,6 +34,14 @@ def word_lists(texts: pa.Array) -> pa.ListArray:
 
 def word_counts(texts: pa.Array) -> np.ndarray:
     return fast_word_counts(texts)
+
+
+def per_doc_sum(lists: pa.ListArray, values: np.ndarray, n: int) -> np.ndarray:
+    """The sum of ``values`` (one per list element) for each of the ``n`` lists."""
+    if len(values) == 0:
+        return np.zeros(n, dtype=np.float64)
+    idx = pc.list_parent_indices(lists).to_numpy(zero_copy_only=False)
+    return np.bincount(idx, weights=np.asarray(values, dtype=np.float64), minlength=n)
 
 
 def ratio(num: np.ndarray, den: np.ndarray, empty: float) -> np.ndarray:

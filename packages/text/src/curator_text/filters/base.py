@@ -4,6 +4,7 @@ Score and Filter. Filters score a whole column at once through ``score_batch`` (
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -14,7 +15,7 @@ from curator import ProcessingStage
 
 from curator_text.tasks import DocumentBatch
 
-__all__ = ["DocumentFilter", "ScoreFilter", "Score", "Filter"]
+__all__ = ["DocumentFilter", "FunctionFilter", "ScoreFilter", "Score", "Filter"]
 
 
 class DocumentFilter:
@@ -30,6 +31,33 @@ class DocumentFilter:
     @property
     def name(self) -> str:
         return getattr(self, "_name", type(self).__name__)
+
+    @property
+    def sentences(self) -> list | None:
+        """Pre-split sentences a caller may set (NeMo Curator's attribute; unused here)."""
+        return getattr(self, "_sentences", None)
+
+    @sentences.setter
+    def sentences(self, value: list | None) -> None:
+        self._sentences = value
+
+    @property
+    def paragraphs(self) -> list | None:
+        """Pre-split paragraphs a caller may set (NeMo Curator's attribute; unused here)."""
+        return getattr(self, "_paragraphs", None)
+
+    @paragraphs.setter
+    def paragraphs(self, value: list | None) -> None:
+        self._paragraphs = value
+
+    @property
+    def ngrams(self) -> dict | None:
+        """Pre-computed n-grams a caller may set (NeMo Curator's attribute; unused here)."""
+        return getattr(self, "_ngrams", None)
+
+    @ngrams.setter
+    def ngrams(self, value: dict | None) -> None:
+        self._ngrams = value
 
     def setup(self) -> None:
         """Load models or resources (called once per worker by the stage)."""
@@ -77,123 +105,233 @@ def _texts(table: pa.Table, field: str, stage: str) -> pa.Array:
     return col.combine_chunks()
 
 
+class FunctionFilter(DocumentFilter):
+    """A plain function as a filter: ``score_fn(text) -> score`` (for :class:`Score`) or
+    ``keep_fn(value) -> bool`` (for :class:`Filter`)."""
+
+    def __init__(self, score_fn: Callable[[Any], Any] | None = None,
+                 keep_fn: Callable[[Any], bool] | None = None) -> None:
+        super().__init__()
+        self._score_fn, self._keep_fn = score_fn, keep_fn
+        self._name = getattr(score_fn or keep_fn, "__name__", "function")
+
+    def score_document(self, text: str) -> Any:
+        return self._score_fn(text)
+
+    def keep_document(self, score: Any) -> bool:
+        return bool(self._keep_fn(score)) if self._keep_fn is not None else True
+
+
 @dataclass
-class ScoreFilter(ProcessingStage[DocumentBatch, DocumentBatch]):
+class _Step:
+    filter: DocumentFilter
+    field: str
+    score_field: str | None
+    invert: bool
+
+
+def _as_list(value: Any, n: int, what: str, stage: str, kind: type) -> list:
+    """NeMo Curator's rules: one value is used for every filter; a list needs one per filter."""
+    if isinstance(value, list):
+        if len(value) == 1:
+            value = value * n
+        if len(value) != n:
+            raise ValueError(f"{stage}: {what} has {len(value)} entries for {n} filters; give "
+                             f"one per filter or a single {kind.__name__}")
+        return value
+    if isinstance(value, kind) or value is None:
+        return [value] * n
+    raise TypeError(f"{stage}: {what} must be a {kind.__name__} or a list of them, got "
+                    f"{type(value).__name__}")
+
+
+class _FilterStage(ProcessingStage[DocumentBatch, DocumentBatch]):
+    """Applies a chain of ``_Step``s in order: score (optionally stored), then keep; set by
+    the dataclasses below through ``_init_steps``."""
+
+    modality = "text"
+    kind = "filter"
+    _score: ClassVar[bool] = True
+    _filter: ClassVar[bool] = True
+    split: bool = False
+
+    def _init_steps(self, filters: Any, fields: Any, score_fields: Any, invert: Any,
+                    wrap: Callable[[Callable], DocumentFilter] | None, what: str) -> None:
+        stage = type(self).__name__
+        many = isinstance(filters, list)
+        items = filters if many else [filters]
+        if not items:
+            raise ValueError(f"{stage}: {what} is an empty list")
+        objs = []
+        for f in items:
+            if not isinstance(f, DocumentFilter):
+                if wrap is None or not callable(f):
+                    kinds = "a DocumentFilter" + (" or a function" if wrap else "")
+                    raise TypeError(f"{stage}: {what} must be {kinds} (or a list of them), got "
+                                    f"{type(f).__name__}")
+                f = wrap(f)
+            objs.append(f)
+        n = len(objs)
+        if many and n > 1 and isinstance(score_fields, str):
+            raise ValueError(f"{stage}: score_field must be a list with one name per filter "
+                             f"when {what} is a list")
+        if not many and isinstance(score_fields, list) and len(score_fields) > 1:
+            raise ValueError(f"{stage}: {len(score_fields)} score fields for one filter")
+        fields = _as_list(fields, n, "the input field", stage, str)
+        score_fields = _as_list(score_fields, n, "score_field", stage, str)
+        inverts = _as_list(invert, n, "invert", stage, bool)
+        self._steps = [_Step(*x) for x in zip(objs, fields, score_fields, inverts, strict=True)]
+        if not self.name or self.name == stage:
+            self.name = f"{stage}[{','.join(f.name for f in objs)}]"
+        if not all(f.vectorized for f in objs):
+            self.worker_mode = "process"
+            self.batch_size = max(self.batch_size, 1)
+
+    def inputs(self):
+        return ["data"], list(dict.fromkeys(s.field for s in self._steps))
+
+    def outputs(self):
+        cols = [s.score_field for s in self._steps if s.score_field] if self._score else []
+        return ["data"], cols
+
+    def setup_on_node(self, node_info: dict[str, Any] | None = None,
+                      worker_metadata: dict[str, Any] | None = None) -> None:
+        for step in self._steps:  # NeMo Curator's hook for filters that fetch a model
+            if hasattr(step.filter, "model_check_or_download"):
+                step.filter.model_check_or_download()
+
+    def setup(self, worker_metadata: dict[str, Any] | None = None) -> None:
+        for step in self._steps:
+            step.filter.setup()
+            for hook in ("load_model", "load_tokenizer"):  # NeMo Curator's loading hooks
+                if hasattr(step.filter, hook):
+                    getattr(step.filter, hook)()
+
+    def process(self, task: DocumentBatch) -> DocumentBatch | None:
+        table = task.to_pyarrow()
+        for step in self._steps:
+            if table.num_rows == 0:
+                break
+            table = self._apply(task, table, step)
+        return task.derive(table)
+
+    def _apply(self, task: DocumentBatch, table: pa.Table, step: _Step) -> pa.Table:
+        flt = step.filter
+        if self._score:
+            texts = _texts(table, step.field, self.name)
+            scores, extras = flt.score_batch_with_extras(texts)
+            scores = _as_array(scores)
+            for col, values in extras.items():
+                table = _set(table, col, _as_array(values))
+            if step.score_field:
+                table = _set(table, step.score_field, scores)
+        else:
+            if step.field not in table.column_names:
+                raise KeyError(f"{self.name}: field {step.field!r} not in columns "
+                               f"{table.column_names}")
+            scores = table[step.field].combine_chunks()
+        if not self._filter:
+            return table
+        keep = _as_array(flt.keep_batch(scores))
+        if step.invert:
+            keep = pc.invert(keep)
+        keep = pc.fill_null(keep, False)
+        if self.split:
+            self._reject_dropped(task, table, flt, scores, keep)
+        if pc.all(keep).as_py():
+            return table
+        return table.filter(keep)
+
+    def _reject_dropped(self, task: DocumentBatch, table: pa.Table, flt: DocumentFilter,
+                        scores: pa.Array, keep: pa.Array) -> None:
+        dropped = pc.invert(keep)
+        rows = table.filter(dropped).to_pylist()
+        for row, score in zip(rows, scores.filter(dropped).to_pylist(), strict=True):
+            self.reject(task, f"filtered by {flt.name}", kind="filtered",
+                        record={**row, "filter": flt.name, "score": score})
+
+
+@dataclass
+class ScoreFilter(_FilterStage):
     """Scores each document with ``filter_obj``, optionally stores the score in ``score_field``,
-    and keeps the documents it accepts (``invert=True`` keeps the others).
+    and keeps the documents it accepts (``invert=True`` keeps the others). With a list of
+    filters they run in order (a chain); ``text_field``, ``score_field`` and ``invert`` then
+    take one value for all or a list with one per filter (``score_field`` must be a list).
 
     Parameters:
-        filter_obj: a :class:`DocumentFilter`.
-        text_field: the column to score (default ``"text"``).
-        score_field: column for the score (default: not stored).
+        filter_obj: a :class:`DocumentFilter` or a list of them.
+        text_field: the column(s) to score (default ``"text"``).
+        score_field: column(s) for the score (default: not stored).
         invert: keep the documents the filter rejects.
         split: instead of dropping, send removed documents to the rejected sink
             (``kind="filtered"``) with the filter's name and score.
     """
 
-    filter_obj: DocumentFilter | None = None
-    text_field: str = "text"
-    score_field: str | None = None
-    invert: bool = False
+    filter_obj: DocumentFilter | list[DocumentFilter] | None = None
+    text_field: str | list[str] = "text"
+    score_field: str | list[str] | None = None
+    invert: bool | list[bool] = False
     split: bool = False
     name: str = ""
-    modality = "text"
-    kind = "filter"
-    _score: ClassVar[bool] = True
-    _filter: ClassVar[bool] = True
 
     def __post_init__(self) -> None:
-        if not isinstance(self.filter_obj, DocumentFilter):
-            raise TypeError(f"{type(self).__name__}: filter_obj must be a DocumentFilter, got "
-                            f"{type(self.filter_obj).__name__}")
-        if not self.name or self.name == type(self).__name__:
-            self.name = f"{type(self).__name__}[{self.filter_obj.name}]"
-        if not self.filter_obj.vectorized:
-            self.worker_mode = "process"
-            self.batch_size = max(self.batch_size, 1)
+        self._init_steps(self.filter_obj, self.text_field, self.score_field, self.invert,
+                         None, "filter_obj")
 
-    def inputs(self):
-        return ["data"], [self.text_field]
 
-    def outputs(self):
-        cols = [self.score_field] if self.score_field and self._score else []
-        return ["data"], cols
+@dataclass
+class Score(_FilterStage):
+    """Adds the score of ``score_fn`` (a :class:`DocumentFilter`, a function ``text -> score``
+    or a list of them) as ``score_field`` (one name per filter) without dropping anything.
+    ``filter_obj``: this project's earlier name for ``score_fn``."""
 
-    def setup(self, worker_metadata: dict[str, Any] | None = None) -> None:
-        self.filter_obj.setup()
+    score_fn: Callable[[str], Any] | DocumentFilter | list | None = None
+    score_field: str | list[str] | None = None
+    text_field: str | list[str] = "text"
+    name: str = ""
+    filter_obj: DocumentFilter | None = None
+    _filter: ClassVar[bool] = False
 
-    def process(self, task: DocumentBatch) -> DocumentBatch | None:
-        table = task.to_pyarrow()
-        if table.num_rows == 0:
-            return task
-        texts = _texts(table, self.text_field, self.name)
-        scores, extras = self.filter_obj.score_batch_with_extras(texts)
-        scores = _as_array(scores)
-        if self._score:
-            for col, values in extras.items():
-                table = _set(table, col, _as_array(values))
-            if self.score_field:
-                table = _set(table, self.score_field, scores)
-        if not self._filter:
-            return task.derive(table)
-        keep = _as_array(self.filter_obj.keep_batch(scores))
-        if self.invert:
-            keep = pc.invert(keep)
-        keep = pc.fill_null(keep, False)
-        if self.split:
-            self._reject_dropped(task, table, scores, keep)
-        if pc.all(keep).as_py():
-            return task.derive(table)
-        return task.derive(table.filter(keep))
+    def __post_init__(self) -> None:
+        fn = self.score_fn if self.score_fn is not None else self.filter_obj
+        if not self.score_field:
+            raise ValueError(f"{type(self).__name__}: score_field is required")
+        self._init_steps(fn, self.text_field, self.score_field, False,
+                         lambda f: FunctionFilter(score_fn=f), "score_fn")
 
-    def _reject_dropped(self, task: DocumentBatch, table: pa.Table, scores: pa.Array,
-                        keep: pa.Array) -> None:
-        dropped = pc.invert(keep)
-        rows = table.filter(dropped).to_pylist()
-        for row, score in zip(rows, scores.filter(dropped).to_pylist(), strict=True):
-            self.reject(task, f"filtered by {self.filter_obj.name}", kind="filtered",
-                        record={**row, "filter": self.filter_obj.name, "score": score})
+
+@dataclass
+class Filter(_FilterStage):
+    """Keeps documents whose existing ``filter_field`` column passes ``filter_fn`` (a
+    :class:`DocumentFilter`'s ``keep_document``, a function ``value -> bool``, or a list of them
+    with one field each). ``filter_obj``/``score_field``: this project's earlier names.
+
+    Parameters:
+        invert: keep the documents the filter rejects (one value or one per filter).
+        split: send removed documents to the rejected sink instead of dropping them.
+    """
+
+    filter_fn: Callable[[Any], bool] | DocumentFilter | list | None = None
+    filter_field: str | list[str] | None = None
+    invert: bool | list[bool] = False
+    split: bool = False
+    name: str = ""
+    filter_obj: DocumentFilter | None = None
+    score_field: str | None = None
+    _score: ClassVar[bool] = False
+
+    def __post_init__(self) -> None:
+        fn = self.filter_fn if self.filter_fn is not None else self.filter_obj
+        field = self.filter_field or self.score_field or "score"
+        if isinstance(fn, list) and len(fn) > 1 and not (
+                isinstance(field, list) and len(field) > 1):
+            raise ValueError(f"{type(self).__name__}: filter_field must be a list with one "
+                             "column per filter when filter_fn is a list")
+        self._init_steps(fn, field, None, self.invert, lambda f: FunctionFilter(keep_fn=f),
+                         "filter_fn")
 
 
 def _set(table: pa.Table, col: str, values: pa.Array) -> pa.Table:
     if col in table.column_names:
         return table.set_column(table.column_names.index(col), col, values)
     return table.append_column(col, values)
-
-
-@dataclass
-class Score(ScoreFilter):
-    """Adds the score of ``filter_obj`` (``score_fn``) as ``score_field`` without dropping."""
-
-    score_field: str | None = "score"
-    _filter: ClassVar[bool] = False
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        if not self.score_field:
-            raise ValueError(f"{self.name}: score_field is required")
-
-
-@dataclass
-class Filter(ScoreFilter):
-    """Keeps documents whose existing ``score_field`` column ``filter_obj.keep_batch`` accepts."""
-
-    score_field: str | None = "score"
-    _score: ClassVar[bool] = False
-
-    def inputs(self):
-        return ["data"], [self.score_field]
-
-    def process(self, task: DocumentBatch) -> DocumentBatch | None:
-        table = task.to_pyarrow()
-        if table.num_rows == 0:
-            return task
-        if self.score_field not in table.column_names:
-            raise KeyError(f"{self.name}: score_field {self.score_field!r} not in columns")
-        scores = table[self.score_field].combine_chunks()
-        keep = pc.fill_null(_as_array(self.filter_obj.keep_batch(scores)), False)
-        if self.invert:
-            keep = pc.invert(keep)
-        if self.split:
-            self._reject_dropped(task, table, scores, keep)
-        return task.derive(table.filter(keep))

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import csv
+import os
 import re
+from importlib.resources import files
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -13,7 +17,7 @@ from curator_text.filters.base import DocumentFilter
 
 __all__ = ["PythonCommentToCodeFilter", "GeneralCommentToCodeFilter",
            "NumberOfLinesOfCodeFilter", "XMLHeaderFilter", "AlphaFilter",
-           "HTMLBoilerplateFilter", "PerExtensionFilter"]
+           "HTMLBoilerplateFilter", "PerExtensionFilter", "TokenizerFertilityFilter"]
 
 
 class _Range(DocumentFilter):
@@ -132,56 +136,140 @@ class AlphaFilter(_Range):
         return v.ratio(letters, v.lengths(texts), 0.0)
 
 
-_TAGS = re.compile(r"<script[\s\S]*?</script>|<style[\s\S]*?</style>|<[^>]*>", re.I)
-
-
 class HTMLBoilerplateFilter(DocumentFilter):
-    """Keeps HTML files whose visible text is at least ``min_lang_content_ratio`` of the file
-    and at least ``min_lang_content_num_chars`` characters (score: the visible-text ratio, or 0
-    when there are too few visible characters)."""
+    """Keeps HTML files whose visible text (BeautifulSoup's ``get_text()`` after removing
+    ``<script>`` and ``<style>``, whitespace kept as is) is at least ``min_lang_content_ratio``
+    of the file; the score is 0 when the visible text has fewer than
+    ``min_lang_content_num_chars`` characters, and None when the file cannot be parsed."""
 
     def __init__(self, min_lang_content_ratio: float = 0.2,
                  min_lang_content_num_chars: int = 100) -> None:
         super().__init__()
         self._ratio, self._chars = min_lang_content_ratio, min_lang_content_num_chars
 
-    def score_document(self, text: str) -> float:
+    def score_document(self, text: str) -> float | None:
+        from bs4 import BeautifulSoup  # noqa: PLC0415
+
         if not text:
             return 0.0
-        visible = " ".join(_TAGS.sub(" ", text).split())
+        try:
+            soup = BeautifulSoup(text, features="html.parser")
+        except (TypeError, UnboundLocalError):
+            return None
+        for element in soup(["script", "style"]):
+            element.extract()
+        visible = soup.get_text()
         return len(visible) / len(text) if len(visible) >= self._chars else 0.0
 
-    def keep_document(self, score: float) -> bool:
-        return score >= self._ratio
+    def keep_document(self, score: float | None) -> bool:
+        return score is not None and score >= self._ratio
 
 
-_DEFAULT_EXTENSION_LIMITS = {"max_line_length": 1000, "mean_line_length": 100,
-                             "min_alphanum_fraction": 0.25}
+_ALNUM = re.compile("[a-zA-Z0-9\n?!,.]")
+_LANG_ALIASES = {"C#": "c-sharp", "F#": "f-sharp"}
+
+
+def _extension_limits(path: str, lang: str) -> dict[str, tuple]:
+    """{extension: (include, max_line, mean_line, min_alnum, min_alpha)} of ``lang``'s rows."""
+
+    def num(value: str, kind: type) -> float | None:
+        try:
+            return kind(value)
+        except ValueError:
+            return None
+
+    limits = {}
+    with open(path, newline="") as f:
+        for row in csv.DictReader(f):
+            if row["language"] == lang:
+                line_max = num(row["Long_line_threshold"], int)
+                limits[row["extension"]] = (row["Include"] == "1", line_max,
+                                            100 if line_max else None,
+                                            num(row["Alphanum_threshold"], float),
+                                            num(row["Alpha filter"], float))
+    return limits
 
 
 class PerExtensionFilter(DocumentFilter):
-    """Keeps source files that pass per-extension limits: longest line ≤ ``max_line_length``,
-    mean line length ≤ ``mean_line_length`` and alphanumeric share ≥ ``min_alphanum_fraction``
-    (score 1 = pass). ``thresholds`` maps extensions (``".py"``) to overrides of these limits.
+    """Keeps source files that pass the limits of their (language, extension) row in
+    ``metadata_file`` (default: the packaged ``code_meta.csv``, NeMo Curator's table): the row
+    must be included, the longest line at most ``Long_line_threshold`` (mean line length at most
+    100), the share of ``[a-zA-Z0-9\\n?!,.]`` at least ``Alphanum_threshold`` and the share of
+    letters at least ``Alpha filter``. Score 1 = pass, 0 = fail (unknown extensions fail).
+
+    Parameters:
+        lang: the file's language as in the dataset (``"Python"``, ``"C#"`` …).
+        extension: the file extension without the dot (``"py"``; a leading dot is ignored).
+        metadata_file: a CSV with columns ``language, extension, Include, Alphanum_threshold,
+            Long_line_threshold, Alpha filter``.
     """
 
-    def __init__(self, lang: str = "en", extension: str = ".py",
-                 thresholds: dict[str, dict[str, float]] | None = None,
+    def __init__(self, lang: str = "python", extension: str = "py",
                  metadata_file: str | None = None) -> None:
         super().__init__()
-        if metadata_file is not None:
-            raise ValueError("PerExtensionFilter: metadata_file is not supported; pass "
-                             "thresholds={'.ext': {...}} instead")
-        self._limits = {**_DEFAULT_EXTENSION_LIMITS, **(thresholds or {}).get(extension, {})}
+        path = metadata_file or str(files("curator_text") / "data" / "code_meta.csv")
+        self._lang = _LANG_ALIASES.get(lang, lang.lower().replace(" ", "-"))
+        self._extension = (extension or "").removeprefix(".")
+        self._limits = _extension_limits(path, self._lang)
+        if not self._limits:
+            raise ValueError(f"PerExtensionFilter: no rows for language {lang!r} in {path}; "
+                             "pass a language listed there or your own metadata_file")
 
     def score_document(self, text: str) -> int:
-        lines = text.splitlines() or [""]
-        lens = [len(x) for x in lines]
-        alnum = sum(c.isalnum() for c in text) / len(text) if text else 0.0
-        ok = (max(lens) <= self._limits["max_line_length"]
-              and sum(lens) / len(lens) <= self._limits["mean_line_length"]
-              and alnum >= self._limits["min_alphanum_fraction"])
-        return int(ok)
+        limits = self._limits.get(self._extension)
+        if limits is None or not limits[0] or not text:
+            return 0
+        _, line_max, line_mean, min_alnum, min_alpha = limits
+        lens = [len(x) for x in text.split("\n")]
+        fails = ((line_max and max(lens) > line_max)
+                 or (line_mean and (len(text) + 1) / len(lens) - 1 > line_mean)
+                 or (min_alnum and len(_ALNUM.findall(text)) / len(text) < min_alnum)
+                 or (min_alpha and sum(map(str.isalpha, text)) < min_alpha * len(text)))
+        return 0 if fails else 1
 
-    def keep_document(self, score: int) -> bool:
-        return score == 1
+    def keep_document(self, score: int | None) -> bool:
+        return bool(score)
+
+
+class TokenizerFertilityFilter(DocumentFilter):
+    """Keeps documents with at least ``min_char_to_token_ratio`` characters per token (score:
+    characters / tokens, -1 without tokens). ``path_to_tokenizer``: a SentencePiece ``.model``
+    file (as NeMo Curator), or a Hugging Face ``tokenizer.json`` file or a directory holding
+    one (tokens counted without special tokens). Loaded on first use."""
+
+    def __init__(self, path_to_tokenizer: str | None = None,
+                 min_char_to_token_ratio: float = 2.5) -> None:
+        super().__init__()
+        if not path_to_tokenizer or not os.path.exists(path_to_tokenizer):
+            raise ValueError(f"TokenizerFertilityFilter: path_to_tokenizer {path_to_tokenizer!r} "
+                             "must be a local SentencePiece .model file or tokenizer directory")
+        self._path, self._threshold = path_to_tokenizer, min_char_to_token_ratio
+        self._tokenize: Any = None
+
+    def setup(self) -> None:
+        if self._tokenize is not None:
+            return
+        path = self._path
+        if os.path.isdir(path) or path.endswith(".json"):
+            from tokenizers import Tokenizer  # noqa: PLC0415
+
+            tok = Tokenizer.from_file(os.path.join(path, "tokenizer.json")
+                                      if os.path.isdir(path) else path)
+            self._tokenize = lambda t: tok.encode(t, add_special_tokens=False).tokens
+        else:
+            import sentencepiece  # noqa: PLC0415
+
+            sp = sentencepiece.SentencePieceProcessor()
+            sp.Load(path)
+            self._tokenize = sp.encode_as_pieces
+
+    def __getstate__(self) -> dict:
+        return {**self.__dict__, "_tokenize": None}
+
+    def score_document(self, text: str) -> float:
+        self.setup()
+        n = len(self._tokenize(text))
+        return len(text) / n if n else -1
+
+    def keep_document(self, score: float) -> bool:
+        return score >= self._threshold

@@ -3,6 +3,7 @@ They run per document in Python; ties are broken deterministically."""
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 
 import numpy as np
@@ -16,10 +17,34 @@ __all__ = [
     "RepeatedLinesFilter", "RepeatedParagraphsFilter", "RepeatedLinesByCharFilter",
     "RepeatedParagraphsByCharFilter", "RepeatingTopNGramsFilter",
     "RepeatingDuplicateNGramsFilter", "BoilerPlateStringFilter", "BOILERPLATE_STRINGS",
+    "POLICY_SUBSTRINGS",
 ]
 
-BOILERPLATE_STRINGS = ("lorem ipsum", "privacy policy", "terms of use", "cookie policy",
-                       "uses cookies", "use of cookies", "use cookies")
+POLICY_SUBSTRINGS = (
+    "terms of use", "privacy policy", "cookie policy", "uses cookies", "privacy overview",
+    "use of cookies", "use cookies", "privacy & cookies policy", "privacy and cookies policy",
+    "this website uses cookies to improve your experience while you navigate through the "
+    "website. out of these cookies, the cookies that are categorized as necessary are stored on "
+    "your browser as they are essential for the working of basic functionalities of the website. "
+    "we also use third-party cookies that help us analyze and understand how you use this "
+    "website. these cookies will be stored in your browser only with your consent. you also have "
+    "the option to opt-out of these cookies. but opting out of some of these cookies may have an "
+    "effect on your browsing experience.",
+    "necessary cookies are absolutely essential for the website to function properly. this "
+    "category only includes cookies that ensures basic functionalities and security features of "
+    "the website. these cookies do not store any personal information.",
+    "any cookies that may not be particularly necessary for the website to function and is used "
+    "specifically to collect user personal data via analytics, ads, other embedded contents are "
+    "termed as non-necessary cookies. it is mandatory to procure user consent prior to running "
+    "these cookies on your website.",
+    "this site uses cookies, including for analytics, personalization, and advertising purposes. "
+    "for more information or to change your cookie settings, click here.",
+    "if you continue to browse this site without changing your cookie settings, you agree to this "
+    "use. acceptread more",
+)
+"""NeMo Curator's policy strings (lowercase): a paragraph containing one is boilerplate."""
+BOILERPLATE_STRINGS = ("lorem ipsum", *POLICY_SUBSTRINGS)
+"""Every string that makes a paragraph boilerplate ("lorem ipsum" makes the document score 1)."""
 
 
 class _MinScore(DocumentFilter):
@@ -226,24 +251,25 @@ class RepeatingDuplicateNGramsFilter(_MaxScore):
         return dup / total if total else 0.0
 
 
-def _boilerplate_score(text: str, at_top_or_bottom: bool) -> float:
+def _boilerplate_score(text: str) -> float:
     paragraphs = text.split("\n\n")
-    total = len(text)
     bad = 0
-    last = len(paragraphs) - 1
-    for i, para in enumerate(paragraphs):
-        low = para.lower()
-        if any(b in low for b in BOILERPLATE_STRINGS):
-            if at_top_or_bottom and (i == 0 or i == last):
-                return 1.0
-            bad += len(para)
-    return bad / total if total else 0.0
+    for para in paragraphs:
+        low = para.strip().lower()
+        if "lorem ipsum" in low:
+            return 1.0
+        bad += any(p in low for p in POLICY_SUBSTRINGS)
+    return bad / len(paragraphs)
+
+
+_BOILERPLATE_RE = "|".join(re.escape(b) for b in BOILERPLATE_STRINGS)
 
 
 class BoilerPlateStringFilter(_MaxScore):
-    """Removes documents whose boilerplate paragraphs (privacy policy, terms of use, lorem
-    ipsum, cookies …) exceed ``max_boilerplate_string_ratio`` of the characters, or (with
-    ``remove_if_at_top_or_bottom``) sit in the first or last paragraph (score 1)."""
+    """Removes documents where more than ``max_boilerplate_string_ratio`` of the paragraphs
+    (split on blank lines) contain a policy string ("terms of use", "privacy policy",
+    "privacy & cookies policy" …); "lorem ipsum" anywhere scores 1. ``remove_if_at_top_or_bottom``
+    is accepted and, as in NeMo Curator, does not change the score."""
 
     vectorized = True
 
@@ -253,14 +279,13 @@ class BoilerPlateStringFilter(_MaxScore):
         self._top_bottom, self._max = remove_if_at_top_or_bottom, max_boilerplate_string_ratio
 
     def score_document(self, text: str) -> float:
-        return _boilerplate_score(text, self._top_bottom)
+        return _boilerplate_score(text)
 
     def score_batch(self, texts: pa.Array) -> np.ndarray:
-        pattern = "|".join(BOILERPLATE_STRINGS)
-        hits = pc.match_substring_regex(texts, pattern, ignore_case=True)
+        hits = pc.match_substring_regex(texts, _BOILERPLATE_RE, ignore_case=True)
         scores = np.zeros(len(texts), dtype=np.float64)
         idx = np.flatnonzero(v.np_bool(hits))
         if len(idx):
             for i, t in zip(idx, texts.take(pa.array(idx)).to_pylist(), strict=True):
-                scores[i] = _boilerplate_score(t, self._top_bottom)
+                scores[i] = _boilerplate_score(t)
         return scores

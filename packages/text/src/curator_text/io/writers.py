@@ -1,4 +1,6 @@
-"""JSONL and Parquet writers: atomic, one file per task named after its task_id."""
+"""JSONL and Parquet writers: atomic, one file per task named after its task_id (or per source
+file name with ``write_to_filename``); the output directory follows a save mode
+(:mod:`curator.output_dir`)."""
 
 from __future__ import annotations
 
@@ -8,7 +10,8 @@ from typing import ClassVar
 import pyarrow as pa
 import pyarrow.compute as pc
 from curator import FileGroupTask, ProcessingStage
-from curator.io import atomic_write, join_path
+from curator.io import atomic_write, file_stem
+from curator.output_dir import ManagedOutput, SaveMode, check_mode
 
 from curator_text.io.jsonl_encode import table_to_jsonl
 from curator_text.tasks import DocumentBatch
@@ -17,10 +20,11 @@ __all__ = ["JsonlWriter", "ParquetWriter"]
 
 
 @dataclass
-class _Writer(ProcessingStage[DocumentBatch, FileGroupTask]):
+class _Writer(ManagedOutput, ProcessingStage[DocumentBatch, FileGroupTask]):
     path: str = ""
     fields: list[str] | None = None
     write_to_filename: bool | str = False
+    mode: SaveMode = "error"
     name: str = "writer"
     modality = "text"
     extension: ClassVar[str] = ""
@@ -30,6 +34,7 @@ class _Writer(ProcessingStage[DocumentBatch, FileGroupTask]):
             raise ValueError(f"{self.name}: path (the output directory) is required")
         if isinstance(self.fields, str):
             self.fields = [self.fields]
+        check_mode(self.mode, self.name)
 
     @property
     def filename_field(self) -> str:
@@ -50,19 +55,23 @@ class _Writer(ProcessingStage[DocumentBatch, FileGroupTask]):
     def process(self, task: DocumentBatch) -> FileGroupTask:
         table = task.to_pyarrow()
         written: list[str] = []
-        if self.write_to_filename:
+        if not self.writes_output:  # mode="ignore" and the directory held another run's files
+            pass
+        elif self.write_to_filename:
             col = self.filename_field
             if col not in table.column_names:
                 raise ValueError(f"{self.name}: write_to_filename needs a {col!r} column")
-            for fname in sorted(set(table[col].to_pylist()) - {None}):
-                part = table.filter(pc.equal(table[col], fname))
-                base = str(fname).rsplit("/", 1)[-1]
-                stem = base.split(".")[0] or task.task_id
-                out = join_path(self.path, f"{stem}{self.extension}")
+            # rows are grouped by output name (two sources with one name share a file); rows
+            # without a name go to the task's own file
+            stems = pa.array([task.task_id if n is None else file_stem(n) or task.task_id
+                              for n in table[col].to_pylist()], pa.string())
+            for stem in sorted(set(stems.to_pylist())):
+                part = table.filter(pc.equal(stems, stem))
+                out = self.output_file(f"{stem}{self.extension}")
                 self.write_table(self._select(part, drop=col), out)
                 written.append(out)
         else:
-            out = join_path(self.path, f"{task.task_id}{self.extension}")
+            out = self.output_file(f"{task.task_id}{self.extension}")
             self.write_table(self._select(table), out)
             written.append(out)
         return FileGroupTask(task_id=task.task_id, dataset_name=task.dataset_name, data=written,
@@ -85,7 +94,10 @@ class JsonlWriter(_Writer):
         path: output directory (local or fsspec URL).
         fields: columns to write (default: all).
         write_to_filename: write rows to files named by their ``file_name`` column (or the column
-            named here) instead of by task id.
+            named here) instead of by task id (rows without one: by task id): the source's base name minus its extension
+            (``part.a.jsonl`` -> ``part.a.jsonl``, ``docs.json.gz`` -> ``docs.jsonl``).
+        mode: what to do when ``path`` holds another run's files: ``"error"`` (default),
+            ``"overwrite"``, ``"append"`` or ``"ignore"`` (see :mod:`curator.output_dir`).
     """
 
     name: str = "JsonlWriter"

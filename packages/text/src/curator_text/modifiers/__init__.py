@@ -3,9 +3,11 @@
 from curator_text.modifiers.base import DocumentModifier, Modify
 from curator_text.modifiers.text import (
     BoilerPlateStringModifier,
+    FastTextLabelModifier,
     LineRemover,
     MarkdownRemover,
     NewlineNormalizer,
+    QuotationRemover,
     QuotationUnifier,
     Slicer,
     UnicodeReformatter,
@@ -13,6 +15,7 @@ from curator_text.modifiers.text import (
 )
 
 MODIFIERS = [UnicodeReformatter, QuotationUnifier, NewlineNormalizer, UrlRemover, LineRemover,
-             MarkdownRemover, BoilerPlateStringModifier, Slicer]
+             MarkdownRemover, BoilerPlateStringModifier, Slicer, QuotationRemover,
+             FastTextLabelModifier]
 
 __all__ = ["DocumentModifier", "Modify", "MODIFIERS", *[c.__name__ for c in MODIFIERS]]

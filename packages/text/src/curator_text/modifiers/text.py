@@ -1,32 +1,56 @@
-"""Text modifiers with NeMo Curator's names."""
+"""Text modifiers with NeMo Curator's names and behaviour."""
 
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from curator_text.filters._vec import URL_REGEX
-from curator_text.filters.repetition import BOILERPLATE_STRINGS
+from curator_text.filters.repetition import POLICY_SUBSTRINGS
 from curator_text.modifiers.base import DocumentModifier
 
 __all__ = ["UnicodeReformatter", "QuotationUnifier", "NewlineNormalizer", "UrlRemover",
-           "LineRemover", "MarkdownRemover", "BoilerPlateStringModifier", "Slicer"]
+           "LineRemover", "MarkdownRemover", "BoilerPlateStringModifier", "Slicer",
+           "QuotationRemover", "FastTextLabelModifier"]
+
+# Python's ``\s`` (str.isspace) spelled out for RE2, whose ``\s`` is ASCII-only
+_NON_SPACE = ("[^\t\n\x0b\x0c\r\x1c-\x1f \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f"
+              "\u205f\u3000]")
+URL_PATTERN = rf"(?i)https?://{_NON_SPACE}+|www\.{_NON_SPACE}+"
+"""NeMo Curator's URL pattern (``https?://\\S+|www\\.\\S+``, case-insensitive)."""
+
+# NeMo Curator's UnicodeReformatter defaults (they differ from ftfy's own defaults)
+_NEMO_FTFY = {"unescape_html": "auto", "remove_terminal_escapes": True, "fix_encoding": True,
+              "restore_byte_a0": True, "replace_lossy_sequences": True,
+              "decode_inconsistent_utf8": True, "fix_c1_controls": True,
+              "fix_latin_ligatures": False, "fix_character_width": False, "uncurl_quotes": False,
+              "fix_line_breaks": False, "fix_surrogates": True, "remove_control_chars": True,
+              "normalization": None, "max_decode_length": 1000000, "explain": True}
 
 
 class UnicodeReformatter(DocumentModifier):
-    """Fixes broken Unicode (mojibake, bad escapes) with ``ftfy.fix_text``; keyword arguments
-    go to ftfy's ``TextFixerConfig``."""
+    """Fixes broken Unicode (mojibake, bad escapes) with ``ftfy.fix_text``.
 
-    def __init__(self, **ftfy_config) -> None:
-        self._config = ftfy_config
+    Parameters are ftfy's ``TextFixerConfig`` options with NeMo Curator's defaults (no
+    ligature, width, quote or line-break fixes, no normalization); ``config`` gives a whole
+    ``TextFixerConfig`` instead.
+    """
+
+    def __init__(self, config: Any = None, **ftfy_options: Any) -> None:
+        unknown = set(ftfy_options) - set(_NEMO_FTFY)
+        if unknown:
+            raise TypeError(f"UnicodeReformatter: unknown ftfy option(s) {sorted(unknown)}; "
+                            f"known: {sorted(_NEMO_FTFY)}")
+        self._config = config
+        self._options = {**_NEMO_FTFY, **ftfy_options}
         self._fix = None
 
     def setup(self) -> None:
         import ftfy  # noqa: PLC0415
 
-        config = ftfy.TextFixerConfig(**self._config)
+        config = self._config or ftfy.TextFixerConfig(**self._options)
         self._fix = lambda t: ftfy.fix_text(t, config=config)
 
     def __getstate__(self) -> dict:
@@ -62,50 +86,54 @@ class QuotationUnifier(DocumentModifier):
 
 
 class NewlineNormalizer(DocumentModifier):
-    """Collapses runs of three or more newlines into a blank line."""
+    """Replaces three or more consecutive ``\\n`` by two, then three or more consecutive
+    ``\\r\\n`` by two (as NeMo Curator: other ``\\r`` are kept)."""
 
     vectorized = True
 
     def modify_document(self, text: str) -> str:
-        return re.sub(r"(\r?\n){3,}", "\n\n", text)
+        return re.sub(r"(\r\n){3,}", "\r\n\r\n", re.sub(r"\n{3,}", "\n\n", text))
 
     def modify_batch(self, texts: pa.Array) -> pa.Array:
-        return pc.replace_substring_regex(texts, r"(\r?\n){3,}", "\n\n")
+        texts = pc.replace_substring_regex(texts, r"\n{3,}", "\n\n")
+        return pc.replace_substring_regex(texts, r"(\r\n){3,}", "\r\n\r\n")
 
 
 class UrlRemover(DocumentModifier):
-    """Removes URLs."""
+    """Removes URLs (``http://``, ``https://`` and ``www.`` up to the next whitespace, any
+    letter case)."""
 
     vectorized = True
 
     def modify_document(self, text: str) -> str:
-        return self.modify_batch(pa.array([text]))[0].as_py()
+        return self.modify_batch(pa.array([text], pa.string()))[0].as_py()
 
     def modify_batch(self, texts: pa.Array) -> pa.Array:
-        return pc.replace_substring_regex(texts, URL_REGEX, "")
+        return pc.replace_substring_regex(texts, URL_PATTERN, "")
 
 
 class LineRemover(DocumentModifier):
-    """Removes lines equal (after stripping) to one of ``patterns``."""
+    """Removes the lines (split on ``\\n``) exactly equal to one of ``patterns`` (no
+    stripping: ``"  x"`` is not ``"x"``)."""
 
     def __init__(self, patterns: list[str]) -> None:
         self._patterns = set(patterns)
 
     def modify_document(self, text: str) -> str:
-        return "\n".join(x for x in text.split("\n") if x.strip() not in self._patterns)
+        return "\n".join(x for x in text.split("\n") if x not in self._patterns)
 
 
 class MarkdownRemover(DocumentModifier):
-    """Removes Markdown formatting: bold, italic, underline, inline code and links (keeps the
-    link text) and heading marks."""
+    """Removes Markdown bold (``**x**``), italic (``*x*``) and underline (``_x_``) marks and
+    replaces links ``[text](url)`` by their url, line by line, as NeMo Curator does."""
 
     vectorized = True
-    _RULES = ((r"\*\*([^*]+)\*\*", r"\1"), (r"__([^_]+)__", r"\1"), (r"\*([^*\n]+)\*", r"\1"),
-              (r"_([^_\n]+)_", r"\1"), (r"`([^`]+)`", r"\1"), (r"\[([^\]]*)\]\([^)]*\)", r"\1"),
-              (r"(?m)^#{1,6}[ \t]+", ""))
+    # applied in order; ``.`` never crosses a newline, so this is NeMo's line-by-line result
+    _RULES = ((r"\*\*(.*?)\*\*", r"\1"), (r"\*(.*?)\*", r"\1"), (r"_(.*?)_", r"\1"),
+              (r"\[.*?\]\((.*?)\)", r"\1"))
 
     def modify_document(self, text: str) -> str:
-        return self.modify_batch(pa.array([text]))[0].as_py()
+        return self.modify_batch(pa.array([text], pa.string()))[0].as_py()
 
     def modify_batch(self, texts: pa.Array) -> pa.Array:
         for pattern, repl in self._RULES:
@@ -114,22 +142,67 @@ class MarkdownRemover(DocumentModifier):
 
 
 class BoilerPlateStringModifier(DocumentModifier):
-    """Removes paragraphs containing boilerplate (privacy policy, terms of use, lorem ipsum,
-    cookies); with ``remove_if_at_top_or_bottom`` only the first and last paragraphs."""
+    """Removes boilerplate paragraphs (split on a blank line) that contain one of
+    NeMo Curator's C4 ``policy_substrings`` (``POLICY_SUBSTRINGS``, shared with
+    ``BoilerPlateStringFilter``).
+
+    A paragraph with "lorem ipsum" empties the document. With ``remove_if_at_top_or_bottom``
+    (default) the boilerplate paragraphs are removed only when they form one run at the top
+    or bottom and are not all paragraphs (otherwise the text is kept); without it any
+    boilerplate paragraph empties the document.
+    """
 
     def __init__(self, remove_if_at_top_or_bottom: bool = True) -> None:
         self._top_bottom = remove_if_at_top_or_bottom
 
     def modify_document(self, text: str) -> str:
         paras = text.split("\n\n")
-        last = len(paras) - 1
-        keep = []
+        bad: list[int] = []
         for i, p in enumerate(paras):
-            bad = any(b in p.lower() for b in BOILERPLATE_STRINGS)
-            if bad and (not self._top_bottom or i in (0, last)):
-                continue
-            keep.append(p)
-        return "\n\n".join(keep)
+            low = p.strip().lower()
+            if "lorem ipsum" in low:
+                return ""
+            if any(s in low for s in POLICY_SUBSTRINGS):
+                if not self._top_bottom:
+                    return ""
+                bad.append(i)
+        if not bad or not _top_or_bottom_run(bad, len(paras)):
+            return text
+        drop = set(bad)
+        return "\n\n".join(p for i, p in enumerate(paras) if i not in drop)
+
+
+def _top_or_bottom_run(indices: list[int], n: int) -> bool:
+    """Whether sorted ``indices`` are one contiguous run touching the first or last of ``n``
+    paragraphs, and not all of them."""
+    if len(indices) == n:
+        return False
+    contiguous = all(b == a + 1 for a, b in zip(indices, indices[1:], strict=False))
+    return contiguous and (indices[0] == 0 or indices[-1] == n - 1)
+
+
+class QuotationRemover(DocumentModifier):
+    """Removes the quotation marks around a whole document: when the text (longer than two
+    characters once stripped) starts and ends with ``"`` and either has no newline or its first
+    line does not end with ``"``."""
+
+    def modify_document(self, text: str) -> str:
+        if len(text.strip()) > 2 and text[0] == '"' and text[-1] == '"' and (
+                "\n" not in text.strip() or text.split("\n")[0][-1] != '"'):
+            return text[1:-1]
+        return text
+
+
+class FastTextLabelModifier(DocumentModifier):
+    """Formats a document as a fastText training line: ``f"{label} {text}"`` with newlines
+    replaced by spaces and ``__label__`` inside the text replaced by a space."""
+
+    def __init__(self, label: str) -> None:
+        self.label = label
+
+    def modify_document(self, text: str) -> str:
+        text = text.replace("\n", " ").replace("__label__", " ")
+        return f"{self.label} {text}"
 
 
 class Slicer(DocumentModifier):
@@ -155,7 +228,7 @@ class Slicer(DocumentModifier):
         if isinstance(self._right, int):
             end = self._right
         elif isinstance(self._right, str):
-            j = text.rfind(self._right, start)
+            j = text.rfind(self._right)
             if j < 0:
                 return ""
             end = j + len(self._right) if self._inc_r else j

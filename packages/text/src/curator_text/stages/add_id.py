@@ -1,4 +1,4 @@
-"""AddId: gives every document a stable id from its source partition and row."""
+"""AddId: gives every document an id from its task id and row, as NeMo Curator does."""
 
 from __future__ import annotations
 
@@ -14,16 +14,26 @@ __all__ = ["AddId"]
 
 @dataclass
 class AddId(ProcessingStage[DocumentBatch, DocumentBatch]):
-    """Adds ``id_field`` = ``"{id_prefix or task_id}_{row}"`` (row numbered from
-    ``start_index``). Task ids come from the source files, so ids are the same on every run.
-    ``overwrite=False`` raises if the column already exists."""
+    """Adds ``id_field`` = ``"{id_prefix}_{task_id}_{row}"`` (``"{task_id}_{row}"`` without a
+    prefix), rows numbered from ``start_index`` (0, as NeMo Curator). Task ids come from the
+    source files, so ids are the same on every run.
+
+    Parameters:
+        id_field: the column to write (NeMo Curator requires it; default ``"id"``).
+        id_prefix: put before the task id.
+        overwrite: replace an existing ``id_field`` column (else a ``ValueError``).
+        start_index: the first row number (a Curator addition).
+    """
 
     id_field: str = "id"
     id_prefix: str | None = None
-    start_index: int = 0
     overwrite: bool = False
-    name: str = "AddId"
+    start_index: int = 0
+    name: str = "add_id"
     modality = "text"
+
+    def inputs(self):
+        return ["data"], []
 
     def outputs(self):
         return ["data"], [self.id_field]
@@ -32,10 +42,11 @@ class AddId(ProcessingStage[DocumentBatch, DocumentBatch]):
         table = task.to_pyarrow()
         if self.id_field in table.column_names:
             if not self.overwrite:
-                raise ValueError(f"{self.name}: column {self.id_field!r} exists; set "
+                raise ValueError(f"{self.name}: column {self.id_field!r} already exists; set "
                                  f"overwrite=True to replace it")
             table = table.drop_columns([self.id_field])
         prefix = f"{self.id_prefix}_{task.task_id}" if self.id_prefix else task.task_id
         ids = pa.array([f"{prefix}_{i}" for i in range(self.start_index,
-                                                       self.start_index + table.num_rows)])
+                                                       self.start_index + table.num_rows)],
+                       pa.string())
         return task.derive(table.append_column(self.id_field, ids))

@@ -27,6 +27,7 @@ class ClipEmbeddingStage(ProcessingStage[VideoTask, VideoTask]):
     """
 
     model_dir: str = ""
+    path_params: ClassVar[tuple[str, ...]] = ("model_dir",)  # resolved on the driver
     embedder: Any = None
     device: str = "cpu"
     drop_frames: bool = False

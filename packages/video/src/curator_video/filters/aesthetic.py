@@ -34,6 +34,7 @@ class ClipAestheticFilterStage(ProcessingStage[VideoTask, VideoTask]):
 
     model_dir: str = ""
     aesthetic_model_dir: str = ""
+    path_params: ClassVar[tuple[str, ...]] = ("model_dir", "aesthetic_model_dir")  # resolved on the driver
     score_threshold: float = 0.5
     reduction: str = "min"
     num_frames: int | None = 4

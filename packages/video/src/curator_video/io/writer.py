@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from curator import FileGroupTask, ProcessingStage
-from curator.io import atomic_write, join_path
+from curator.io import atomic_write
+from curator.output_dir import ManagedOutput, SaveMode, check_mode
 
 from curator_video.tasks import Clip, VideoTask
 
@@ -25,7 +26,7 @@ def clip_record(task: VideoTask, clip: Clip) -> dict[str, Any]:
 
 
 @dataclass
-class ClipWriterStage(ProcessingStage[VideoTask, FileGroupTask]):
+class ClipWriterStage(ManagedOutput, ProcessingStage[VideoTask, FileGroupTask]):
     """Writes each kept clip under ``output_path``: ``clips/{uuid}.mp4`` (needs
     ``ClipTranscodingStage``), ``metas/{uuid}.json``, optional ``embeddings/{uuid}.npy`` and
     ``previews/{uuid}.jpg`` (the clip's middle extracted frame), plus one
@@ -38,6 +39,8 @@ class ClipWriterStage(ProcessingStage[VideoTask, FileGroupTask]):
         write_embeddings: write clip embeddings as ``.npy``.
         generate_previews: write a JPEG thumbnail per clip (from its extracted frames).
         metadata_format: ``"json"``, ``"parquet"`` or ``"both"``.
+        mode: what to do when ``output_path`` holds another run's files: ``"error"`` (default),
+            ``"overwrite"``, ``"append"`` or ``"ignore"`` (see :mod:`curator.output_dir`).
     """
 
     output_path: str = ""
@@ -45,9 +48,11 @@ class ClipWriterStage(ProcessingStage[VideoTask, FileGroupTask]):
     write_embeddings: bool = True
     generate_previews: bool = False
     metadata_format: str = "both"
+    mode: SaveMode = "error"
     name: str = "ClipWriterStage"
     modality: ClassVar[str] = "video"
     kind: ClassVar[str] = "writer"
+    output_dir_field: ClassVar[str] = "output_path"
 
     def __post_init__(self) -> None:
         if not self.output_path:
@@ -55,6 +60,7 @@ class ClipWriterStage(ProcessingStage[VideoTask, FileGroupTask]):
         if self.metadata_format not in ("json", "parquet", "both"):
             raise ValueError(f"{self.name}: metadata_format must be 'json', 'parquet' or 'both', "
                              f"got {self.metadata_format!r}")
+        check_mode(self.mode, self.name)
 
     def inputs(self):
         return ["data"], ["clips"]
@@ -65,7 +71,8 @@ class ClipWriterStage(ProcessingStage[VideoTask, FileGroupTask]):
     def process(self, task: VideoTask) -> FileGroupTask:
         written: list[str] = []
         records = []
-        for clip in task.data.clips:
+        # mode="ignore" and output_path held another run's files: write nothing
+        for clip in task.data.clips if self.writes_output else []:
             rec = clip_record(task, clip)
             if self.write_clips and clip.encoded_data:
                 written.append(self._write(f"clips/{clip.uuid}.mp4", clip.encoded_data))
@@ -85,7 +92,7 @@ class ClipWriterStage(ProcessingStage[VideoTask, FileGroupTask]):
         return out
 
     def _write(self, rel: str, payload: bytes) -> str:
-        path = join_path(self.output_path, rel)
+        path = self.output_file(rel)
         with atomic_write(path, "wb") as fh:
             fh.write(payload)
         return path

@@ -1,0 +1,322 @@
+"""XennaExecutor: run pipelines on NVIDIA's Cosmos-Xenna (streaming or batch) on a Ray cluster.
+
+Needs the optional extra ``curator-core[xenna]`` (``cosmos-xenna``); this module imports it only
+when a run starts, so registering the executor is cheap.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import socket
+import threading
+from collections import defaultdict
+from collections.abc import Iterator
+from typing import Any
+
+from curator.executors.base import RunContext, RunResult
+from curator.executors.fusion import StageGroup, chain_reports
+from curator.executors.ray_client import RayClient, RayStartError
+from curator.executors.ray_common import RayExecutorBase, node_gpu_memory_gb, start_tasks
+from curator.executors.retry import apply_report
+from curator.executors.stats import RunStats
+from curator.stages.base import ProcessingStage
+from curator.tasks import Task
+
+__all__ = ["XennaExecutor", "XennaRayClient"]
+
+_MODES = ("streaming", "batch")
+_VERBOSITY = ("actor_pool_verbosity_level", "monitoring_verbosity_level",
+              "autoscaler_verbosity_level", "executor_verbosity_level")
+# NeMo Curator's defaults for the Xenna config keys it documents
+_DEFAULTS: dict[str, Any] = {
+    "execution_mode": "streaming", "logging_interval": 60, "autoscale_interval_s": 180,
+    "cpu_allocation_percentage": 0.95, "log_worker_allocation_layout": True,
+    **{k: "INFO" for k in _VERBOSITY}}
+# Xenna lists actors through Ray's state API with this limit; the dashboard must allow it.
+_XENNA_ENV = {"RAY_MAX_LIMIT_FROM_API_SERVER": "40000", "RAY_MAX_LIMIT_FROM_DATA_SOURCE": "40000",
+              "RAY_EXPERIMENTAL_NOSET_CUDA_VISIBLE_DEVICES": "1"}
+
+
+def _xenna() -> Any:
+    try:
+        from cosmos_xenna.pipelines import v1  # noqa: PLC0415
+    except ImportError as exc:
+        raise ImportError("XennaExecutor needs NVIDIA's cosmos-xenna: "
+                          "pip install 'curator-core[xenna]'") from exc
+    return v1
+
+
+@contextlib.contextmanager
+def _environ(values: dict[str, str]) -> Iterator[None]:
+    """Set environment variables for the block (started Ray processes inherit them)."""
+    old = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def check_state_api() -> None:
+    """Raise :class:`RayStartError` unless the connected cluster answers Ray's state API with
+    Xenna's actor limit (Xenna's monitor needs Ray's dashboard, started with that limit)."""
+    import ray  # noqa: PLC0415
+    from ray.util.state import list_actors  # noqa: PLC0415
+
+    address = ray.get_runtime_context().gcs_address
+    try:
+        list_actors(address=address, limit=int(_XENNA_ENV["RAY_MAX_LIMIT_FROM_API_SERVER"]),
+                    timeout=30, raise_on_missing_output=False)
+    except Exception as exc:  # noqa: BLE001 - every failure here means the same to the user
+        raise RayStartError(
+            f"XennaExecutor: the Ray cluster at {address} does not serve Ray's state API as "
+            f"Xenna needs it ({type(exc).__name__}: {str(exc)[:300]}). Xenna lists actors "
+            f"through Ray's dashboard: start the cluster with the dashboard "
+            f"(`ray start --head --include-dashboard=true`, package ray[default]) and with "
+            f"RAY_MAX_LIMIT_FROM_API_SERVER=40000 in its environment, or let XennaExecutor "
+            f"start its own cluster (no Ray initialised in this process, no `address`)") from exc
+
+
+class XennaRayClient(RayClient):
+    """A :class:`RayClient` whose local cluster can run Xenna: Ray's dashboard on (Xenna's
+    monitor lists actors through it) on a free port of 127.0.0.1, with the environment Xenna
+    expects. Parameters are :class:`RayClient`'s; :meth:`start` also checks the state API."""
+
+    def __init__(self, address: str | None = None, **kwargs: Any) -> None:
+        kwargs.setdefault("include_dashboard", True)
+        if address is None and not os.environ.get("RAY_ADDRESS"):
+            kwargs.setdefault("dashboard_host", "127.0.0.1")
+            kwargs.setdefault("dashboard_port", _free_port())
+        super().__init__(address=address, **kwargs)
+
+    def start(self) -> XennaRayClient:
+        with _environ(_XENNA_ENV):
+            super().start()
+        try:
+            check_state_api()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+
+def _stage_class(group: StageGroup, v1: Any) -> type:
+    """A Xenna ``Stage`` class named after ``group`` (Xenna names its pools by class name)."""
+
+    class _XennaGroupStage(v1.Stage):
+        """Runs a group of fused stages in one Xenna worker and sends every batch's
+        :class:`~curator.executors.retry.OutcomeReport` to the driver through ``reports``."""
+
+        def __init__(self, group: StageGroup, n_stages: int, max_retries: int, cpus: float,
+                     gpus: float, reports: Any) -> None:
+            self.group, self.n_stages, self.max_retries = group, n_stages, max_retries
+            self.cpus, self.gpus, self.reports = cpus, gpus, reports
+            self.worker = group.name
+
+        @property
+        def required_resources(self) -> Any:
+            return v1.Resources(cpus=self.cpus, gpus=self.gpus)
+
+        @property
+        def stage_batch_size(self) -> int:
+            return self.group.batch_size
+
+        def setup_on_node(self, node_info: Any, worker_metadata: Any) -> None:
+            for stage in self.group.stages:
+                stage.setup_on_node({"node": node_info.node_id}, {})
+
+        def setup(self, worker_metadata: Any) -> None:
+            self.worker = f"{self.group.name}-{worker_metadata.worker_id}"
+            for stage in self.group.stages:
+                stage.setup({"worker": self.worker})
+
+        def process_data(self, in_data: list[Task]) -> list[Task]:
+            reports, passed_on = chain_reports(self.group, in_data, self.max_retries,
+                                               self.worker, self.n_stages)
+            self.reports.put((self.worker, reports))  # booked on the driver as it arrives
+            return passed_on
+
+    return type(group.name, (_XennaGroupStage,), {"__module__": __name__})
+
+
+class XennaExecutor(RayExecutorBase):
+    """Runs the pipeline on NVIDIA's Cosmos-Xenna, NeMo Curator's default executor: in
+    ``streaming`` mode every stage runs at once with Xenna's autoscaler sizing the worker
+    pools; in ``batch`` mode one stage at a time over all tasks.
+
+    As on the other Ray executors, the source stage runs on the driver, consecutive stages with
+    equal ``Resources`` are fused into one Xenna stage, a task that raises is retried
+    ``max_retries`` times and then kept whole in the rejected sink (the run is not ok), and
+    every batch's report (statistics, rejected records, checkpoint) reaches the driver as it
+    finishes. Xenna allocates CPUs itself: it keeps ``cpu_allocation_percentage`` of each node
+    (rounded down) for the stages, and when the groups' ``Resources.cpus`` add up to more than
+    that, their shares are scaled down so every group gets a worker. Xenna lists actors through
+    Ray's dashboard: with no Ray initialised a local cluster with the dashboard is started for
+    the run (:class:`XennaRayClient`) and stopped after it; a joined cluster must have one.
+
+    Config keys (NeMo Curator's): ``execution_mode`` (``"streaming"`` | ``"batch"``),
+    ``logging_interval`` (seconds between Xenna's status logs, 60), ``autoscale_interval_s``
+    (180), ``cpu_allocation_percentage`` (0.95), ``log_worker_allocation_layout`` (True),
+    ``actor_pool_verbosity_level`` / ``monitoring_verbosity_level`` /
+    ``autoscaler_verbosity_level`` / ``executor_verbosity_level`` (``"NONE"``, ``"INFO"``,
+    ``"DEBUG"``); and those of every Ray executor: ``num_workers`` (fixed workers per stage:
+    int or ``{stage_name: int}``; default: Xenna's autoscaler), ``fuse_stages``,
+    ``max_retries``, ``address``, ``num_cpus``, ``num_gpus``, ``object_store_memory``,
+    ``ray_timeout_s``.
+
+    Parameters:
+        config: the keys above; an unknown key is an error.
+        ignore_head_node: not supported by Xenna (``True`` is an error, as in NeMo Curator).
+    """
+
+    name = "xenna"
+    config_keys = RayExecutorBase.config_keys | frozenset(_DEFAULTS)
+
+    def __init__(self, config: dict[str, Any] | None = None, ignore_head_node: bool = False,
+                 **kwargs: Any) -> None:
+        if ignore_head_node:
+            raise ValueError("XennaExecutor: ignore_head_node is not supported by Xenna; use "
+                             "RayActorPoolExecutor or RayDataExecutor to keep the head node free")
+        super().__init__(config, **kwargs)
+        mode = self.setting("execution_mode")
+        if mode not in _MODES:
+            raise ValueError(f"XennaExecutor: config execution_mode={mode!r}; use one of {_MODES}")
+        for key in _VERBOSITY:
+            level = str(self.setting(key)).upper()
+            if level not in ("NONE", "INFO", "DEBUG"):
+                raise ValueError(f"XennaExecutor: config {key}={self.setting(key)!r}; use "
+                                 f"'NONE', 'INFO' or 'DEBUG'")
+        pct = self.setting("cpu_allocation_percentage")
+        if not isinstance(pct, (int, float)) or not 0 < pct <= 1:
+            raise ValueError(f"XennaExecutor: config cpu_allocation_percentage={pct!r}; use a "
+                             f"fraction in (0, 1]")
+
+    def setting(self, key: str) -> Any:
+        """The config value of ``key``, or NeMo Curator's default."""
+        return self.config.get(key, _DEFAULTS.get(key))
+
+    def execute(self, stages: list[ProcessingStage], initial_tasks: list[Task] | None = None,
+                *, context: RunContext | None = None) -> RunResult:
+        _xenna()  # a missing extra fails before anything starts
+        import ray  # noqa: PLC0415
+
+        if ray.is_initialized():
+            check_state_api()
+            return super().execute(stages, initial_tasks, context=context)
+        cfg = self.config
+        client = XennaRayClient(
+            address=cfg.get("address"), num_cpus=cfg.get("num_cpus"),
+            num_gpus=cfg.get("num_gpus"), object_store_memory=cfg.get("object_store_memory"),
+            timeout_s=float(cfg.get("ray_timeout_s", 120.0)))
+        with client:
+            return super().execute(stages, initial_tasks, context=context)
+
+    # -- running -------------------------------------------------------------------------------
+    def _cpu_shares(self, groups: list[StageGroup]) -> list[float]:
+        """Each group's CPUs per worker, scaled down so one worker of every group fits in the
+        CPUs Xenna keeps for stages (``floor(node CPUs * cpu_allocation_percentage)``)."""
+        import ray  # noqa: PLC0415
+
+        pct = float(self.setting("cpu_allocation_percentage"))
+        nodes = [float(n.get("Resources", {}).get("CPU", 0)) for n in ray.nodes() if n.get("Alive")]
+        budget = sum(math.floor(c * pct) for c in nodes)
+        largest = max((math.floor(c * pct) for c in nodes), default=0)
+        if budget < 1 or largest < 1:
+            raise RayStartError(
+                f"XennaExecutor: Xenna keeps floor(CPUs x cpu_allocation_percentage={pct}) CPUs "
+                f"of each node for stages, which is 0 on this cluster (node CPUs: {nodes}); "
+                f"raise cpu_allocation_percentage (up to 1.0) or use nodes with more CPUs")
+        cpu_groups = [g for g in groups if not g.resources.requires_gpu]
+        want = sum(g.resources.cpus for g in cpu_groups)
+        scale = min(1.0, budget / want) if want else 1.0
+        return [min(g.resources.cpus * (1.0 if g.resources.requires_gpu else scale), largest)
+                for g in groups]
+
+    def _run(self, stages: list[ProcessingStage], initial: list[Task], ctx: RunContext,
+             stats: RunStats, cluster: dict[str, float]) -> list[Task]:
+        import ray  # noqa: PLC0415
+        from ray.util.queue import Empty, Queue  # noqa: PLC0415
+
+        v1 = _xenna()
+        tracker = ctx.tracker(len(stages))
+        names = [s.name for s in stages]
+        tasks, first = start_tasks(stages, initial, ctx, stats, tracker)
+        if not tasks or first == len(stages):
+            return tasks if first == len(stages) else []
+        groups = self.groups(stages[first:], first)
+        reports = Queue(actor_options={"num_cpus": 0})
+        specs = []
+        for group, cpus in zip(groups, self._cpu_shares(groups), strict=True):
+            res = group.resources
+            gpus = res.gpu_fraction(node_gpu_memory_gb() if res.gpu_memory_gb else None)
+            n = group.num_workers(self.workers_override)
+            for i in group.indices:
+                stats.stages[i].workers = n or 0
+            stage = _stage_class(group, v1)(group, len(stages), ctx.max_retries, cpus, gpus,
+                                            reports)
+            specs.append(v1.StageSpec(stage, num_workers=n))
+        outputs: list[Task] = []
+        errors: list[BaseException] = []
+        done = threading.Event()
+        seen: dict[int, set[str]] = defaultdict(set)  # the workers that ran each stage
+
+        def drain() -> None:
+            """Book reports as they arrive (the checkpoint advances during the run)."""
+            try:
+                while True:
+                    try:
+                        worker, batch = reports.get(timeout=0.2)
+                    except Empty:
+                        if done.is_set() and reports.empty():
+                            return
+                        continue
+                    for rep in batch:
+                        outputs.extend(apply_report(rep, names, ctx, stats, tracker))
+                        seen[rep.index].add(worker)
+                        stage_stats = stats.stages[rep.index]
+                        stage_stats.workers = max(stage_stats.workers, len(seen[rep.index]))
+            except BaseException as exc:  # noqa: BLE001 - re-raised on the driver thread
+                errors.append(exc)
+
+        thread = threading.Thread(target=drain, name="curator-xenna-reports", daemon=True)
+        thread.start()
+        try:
+            with _environ({"RAY_ADDRESS": ray.get_runtime_context().gcs_address}):
+                v1.run_pipeline(v1.PipelineSpec(input_data=tasks, stages=specs,
+                                                config=self._pipeline_config(v1)))
+        finally:
+            done.set()
+            thread.join()
+            ray.kill(reports.actor)
+        if errors:
+            raise errors[0]
+        return outputs
+
+    def _pipeline_config(self, v1: Any) -> Any:
+        """Xenna's ``PipelineConfig`` from the config keys (our retries replace Xenna's)."""
+        level = {k: v1.VerbosityLevel[str(self.setting(k)).upper()] for k in _VERBOSITY}
+        streaming = self.setting("execution_mode") == "streaming"
+        mode_specific = v1.StreamingSpecificSpec(
+            autoscale_interval_s=float(self.setting("autoscale_interval_s")),
+            autoscaler_verbosity_level=level["autoscaler_verbosity_level"],
+            executor_verbosity_level=level["executor_verbosity_level"]) if streaming else None
+        return v1.PipelineConfig(
+            execution_mode=v1.ExecutionMode.STREAMING if streaming else v1.ExecutionMode.BATCH,
+            logging_interval_s=float(self.setting("logging_interval")),
+            log_worker_allocation_layout=bool(self.setting("log_worker_allocation_layout")),
+            cpu_allocation_percentage=float(self.setting("cpu_allocation_percentage")),
+            return_last_stage_outputs=False, mode_specific=mode_specific,
+            actor_pool_verbosity_level=level["actor_pool_verbosity_level"],
+            monitoring_verbosity_level=level["monitoring_verbosity_level"])

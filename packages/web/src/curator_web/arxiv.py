@@ -1,0 +1,177 @@
+"""ArXiv: LaTeX source tarballs (``arXiv_src_*.tar``: one gzipped tar or gzipped .tex per
+paper) -> papers -> text with comments, preamble and bibliography removed and simple macros
+expanded."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import os
+import re
+import tarfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlparse
+
+from curator.errors import ConfigError
+
+from curator_web.download.base import (
+    DocumentDownloader,
+    DocumentDownloadExtractStage,
+    DocumentExtractor,
+    DocumentIterator,
+    LocalFilesUrlGenerator,
+    URLGenerator,
+)
+
+__all__ = ["ArxivUrlGenerator", "ArxivDownloader", "ArxivIterator", "ArxivExtractor",
+           "ArxivDownloadExtractStage"]
+
+
+class ArxivUrlGenerator(URLGenerator):
+    """The ``arXiv_src_*.tar`` files under ``prefix`` (default arXiv's requester-pays S3 bucket;
+    listing it needs ``s3fs`` and AWS credentials)."""
+
+    def __init__(self, prefix: str = "s3://arxiv/src/") -> None:
+        self.prefix = prefix
+
+    def generate_urls(self) -> list[str]:
+        from curator.io import get_fs  # noqa: PLC0415
+
+        try:
+            fs, p = get_fs(self.prefix)
+            names = fs.ls(p, detail=False, **({"requester_pays": True}
+                                               if self.prefix.startswith("s3://") else {}))
+        except ImportError as exc:
+            raise ConfigError(f"ArxivUrlGenerator: listing {self.prefix} needs a filesystem "
+                              f"driver ({exc}); pip install s3fs, or pass tar_paths") from exc
+        proto = self.prefix.split("://", 1)[0] + "://" if "://" in self.prefix else ""
+        return sorted(proto + n.removeprefix(proto) for n in names if n.endswith(".tar"))
+
+
+class ArxivDownloader(DocumentDownloader):
+    """Downloads source tarballs under their own names."""
+
+    def _get_output_filename(self, url: str) -> str:
+        return urlparse(url).path.rsplit("/", 1)[-1]
+
+
+class ArxivIterator(DocumentIterator):
+    """Yields one ``{id, source_id, content}`` per paper of a source tarball, ``content`` being
+    the list of the paper's ``.tex`` files. A paper that cannot be unpacked is rejected with its
+    member name; papers without LaTeX (PDF-only) are counted as skipped."""
+
+    def output_columns(self) -> list[str]:
+        return ["id", "source_id", "content"]
+
+    def iterate(self, file_path: str) -> Iterator[dict[str, Any]]:
+        source_id = os.path.basename(file_path)
+        with tarfile.open(file_path, "r:*") as tar:
+            for member in tar:
+                if not member.isfile():
+                    continue
+                base = os.path.basename(member.name)
+                paper_id = re.sub(r"\.(tar\.gz|tgz|gz|pdf|tex)$", "", base)
+                if base.endswith(".pdf"):
+                    self.skip("PDF only, no LaTeX source")
+                    continue
+                try:
+                    raw = tar.extractfile(member).read()
+                    texs = _tex_files(raw)
+                except Exception as exc:  # noqa: BLE001 - one bad paper, the rest is read
+                    self.reject("paper source could not be unpacked", error=exc,
+                                member=member.name)
+                    continue
+                if not texs:
+                    self.skip("no .tex file")
+                    continue
+                yield {"id": paper_id, "source_id": source_id, "content": texs}
+
+
+def _tex_files(raw: bytes) -> list[str]:
+    """The .tex files of one paper: a gzipped tar of files, or one gzipped .tex file."""
+    if raw[:2] == b"\x1f\x8b":
+        raw = gzip.decompress(raw)
+    try:
+        inner = tarfile.open(fileobj=io.BytesIO(raw), mode="r:*")
+    except tarfile.TarError:
+        return [raw.decode("utf-8", "replace")] if b"\\" in raw else []
+    with inner:
+        return [inner.extractfile(m).read().decode("utf-8", "replace")
+                for m in inner if m.isfile() and m.name.endswith(".tex")]
+
+
+_COMMENT = re.compile(r"(?<!\\)%.*")
+_NEWCOMMAND = re.compile(r"\\(?:newcommand|renewcommand)\*?\{?\\(\w+)\}?\{([^{}\n]*)\}")
+_DEF = re.compile(r"\\def\\(\w+)\{([^{}\n]*)\}")
+_SECTION = re.compile(r"\\(?:section|chapter)\*?\{")
+_BIB = re.compile(r"\\begin\{thebibliography\}.*?\\end\{thebibliography\}|\\bibliography\{[^}]*\}",
+                  re.S)
+
+
+class ArxivExtractor(DocumentExtractor):
+    """LaTeX -> text: drops comments, everything before the first ``\\section`` (preamble,
+    abstract block), the bibliography and ``\\end{document}``; expands argument-free
+    ``\\newcommand`` / ``\\def`` macros. Papers with no section are dropped (counted)."""
+
+    def output_columns(self) -> list[str]:
+        return ["id", "source_id", "text"]
+
+    def extract(self, record: dict[str, Any]) -> dict[str, Any] | None:
+        parts = []
+        for tex in record["content"]:
+            tex = "\n".join(_COMMENT.sub("", line) for line in tex.splitlines())
+            macros = dict(_NEWCOMMAND.findall(tex)) | dict(_DEF.findall(tex))
+            m = _SECTION.search(tex)
+            if m is None:
+                continue
+            body = _BIB.sub("", tex[m.start():]).split("\\end{document}")[0]
+            for name, value in sorted(macros.items(), key=lambda kv: -len(kv[0])):
+                body = re.sub(rf"\\{name}(?![A-Za-z])", lambda _m, v=value: v, body)
+            parts.append(re.sub(r"\n{3,}", "\n\n", body).strip())
+        if not parts:
+            return None
+        return {"id": record["id"], "source_id": record["source_id"], "text": "\n\n".join(parts)}
+
+
+@dataclass(init=False)
+class ArxivDownloadExtractStage(DocumentDownloadExtractStage):
+    """Downloads arXiv LaTeX source tarballs and extracts each paper's text into DocumentBatches
+    with ``id``, ``source_id`` and ``text``.
+
+    Parameters:
+        download_dir: where tarballs are downloaded (resumable).
+        tar_paths: tarballs you already have or their URLs (directory, glob, list); default:
+            list arXiv's S3 bucket (needs s3fs and AWS credentials).
+        url_limit / record_limit / add_filename_column: as for every download stage.
+    """
+
+    def __init__(self, download_dir: str = "", verbose: bool = False,
+                 url_limit: int | None = None, record_limit: int | None = None,
+                 add_filename_column: bool | str = True,
+                 tar_paths: str | list[str] | None = None,
+                 name: str = "ArxivDownloadExtractStage"):
+        if tar_paths is None and not download_dir:
+            raise ConfigError(f"{name}: download_dir is required (or give tar_paths)")
+        if tar_paths is None:
+            urls: URLGenerator = ArxivUrlGenerator()
+        elif isinstance(tar_paths, list) and any("://" in p and not p.startswith("file://")
+                                                 for p in tar_paths):
+            urls = _Listed(tar_paths)
+        else:
+            urls = LocalFilesUrlGenerator(tar_paths, [".tar"])
+        self.download_dir = download_dir
+        super().__init__(url_generator=urls,
+                         downloader=ArxivDownloader(download_dir or ".", verbose=verbose),
+                         iterator=ArxivIterator(), extractor=ArxivExtractor(),
+                         url_limit=url_limit, record_limit=record_limit,
+                         add_filename_column=add_filename_column, name=name)
+
+
+class _Listed(URLGenerator):
+    def __init__(self, urls: list[str]) -> None:
+        self.urls = list(urls)
+
+    def generate_urls(self) -> list[str]:
+        return list(self.urls)

@@ -1,0 +1,183 @@
+"""XennaExecutor (cosmos-xenna): the same records as the local executor in streaming and batch
+mode, rejected records and failed tasks in the sink, the checkpoint, and its config keys.
+
+Xenna lists actors through Ray's dashboard, which the session ``ray_cluster`` does not run, so the
+Xenna runs happen in one subprocess (``python -m tests.core.executors.test_xenna OUT``) that
+starts its own small cluster with :class:`XennaRayClient` and stops it; the test kills that
+process group by id if it overruns. Xenna keeps ``floor(CPUs x 0.95)`` CPUs for stages, so on a
+2-CPU machine the stages share one CPU (their shares are scaled down).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from curator import Pipeline, ProcessingStage, Resources, Task
+from curator.checkpoint import CheckpointStore
+
+from tests.core.executors.stages import (
+    JsonWriter,
+    Numbers,
+    RaiseOn,
+    SplitInTwo,
+    Square,
+    read_records,
+)
+
+ROOT = Path(__file__).resolve().parents[3]
+MODES = ("streaming", "batch")
+QUIET = {"logging_interval": 5, "autoscale_interval_s": 5, "log_worker_allocation_layout": False,
+         **{k: "NONE" for k in ("actor_pool_verbosity_level", "monitoring_verbosity_level",
+                                "autoscaler_verbosity_level", "executor_verbosity_level")}}
+
+
+@dataclass
+class RejectOdd(ProcessingStage):
+    """Keeps even records; sends each odd one to the rejected sink (rejected by design)."""
+
+    name: str = "RejectOdd"
+
+    def process(self, task: Task) -> Task:
+        for x in task.data:
+            if x % 2:
+                self.reject(task, "odd", record={"x": x})
+        return task.derive([x for x in task.data if x % 2 == 0])
+
+
+def pipeline(out: str) -> Pipeline:
+    # two groups of fused stages (different resources), so two Xenna stages
+    half = Resources(cpus=0.5)
+    return Pipeline("xenna", stages=[Numbers(n=6), Square(), SplitInTwo(),
+                                     RejectOdd().with_(resources=half),
+                                     RaiseOn().with_(resources=half),
+                                     JsonWriter(out).with_(resources=half)])
+
+
+def summarize(result, out: str, rejected: str, ckpt: str) -> dict:
+    """What the tests compare between executors (JSON-friendly)."""
+    return {"records": read_records(out), "outputs": sorted(t.task_id for t in result),
+            "stats": {s.name: [s.tasks_in, s.tasks_out, s.items_in, s.items_out, s.rejected,
+                               s.failed_tasks] for s in result.stats.stages},
+            "workers": {s.name: s.workers for s in result.stats.stages},
+            "ok": result.ok, "failed": sorted(f.task_id for f in result.failed),
+            "rejected_files": sorted(str(p.relative_to(rejected))
+                                     for p in Path(rejected).rglob("*.jsonl")),
+            "done": sorted(CheckpointStore(ckpt).done()), "executor": result.stats.executor}
+
+
+def run_one(executor, base: Path) -> dict:
+    out, rej, ckpt = (str(base / d) for d in ("out", "rejected", "ckpt"))
+    result = pipeline(out).run(executor, rejected_dir=rej, checkpoint_dir=ckpt, summary=False)
+    return json.loads(json.dumps(summarize(result, out, rej, ckpt)))  # as the job reports it
+
+
+@pytest.fixture(scope="module")
+def xenna_runs(tmp_path_factory) -> dict:
+    """Both modes on Xenna, run by one subprocess on its own cluster (see module docstring)."""
+    pytest.importorskip("cosmos_xenna", reason="cosmos-xenna not installed: curator-core[xenna]")
+    base = tmp_path_factory.mktemp("xenna")
+    env = {**os.environ, "RAY_ENABLE_UV_RUN_RUNTIME_ENV": "0", "CURATOR_PROGRESS": "0"}
+    env.pop("RAY_ADDRESS", None)
+    proc = subprocess.Popen([sys.executable, "-m", "tests.core.executors.test_xenna", str(base)],
+                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True)
+    try:
+        stdout, stderr = proc.communicate(timeout=420)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        stdout, stderr = proc.communicate()
+        pytest.fail(f"the Xenna job did not finish in 420s:\n{stderr[-4000:]}")
+    assert proc.returncode == 0, f"the Xenna job failed:\n{stderr[-6000:]}"
+    return json.loads(stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.ray
+@pytest.mark.slow
+@pytest.mark.parametrize("mode", MODES)
+def test_same_records_and_stats_as_local(xenna_runs, mode, tmp_path):
+    from curator import LocalExecutor
+
+    local = run_one(LocalExecutor(num_workers=2), tmp_path)
+    got = xenna_runs[mode]
+    assert got["executor"] == "xenna"
+    assert local["records"] and got["records"] == local["records"]
+    assert got["outputs"] == local["outputs"]
+    assert got["stats"] == local["stats"]
+    assert all(n >= 1 for n in got["workers"].values()), got["workers"]
+
+
+@pytest.mark.ray
+@pytest.mark.slow
+@pytest.mark.parametrize("mode", MODES)
+def test_rejected_records_failed_tasks_and_checkpoint(xenna_runs, mode):
+    got = xenna_runs[mode]
+    # RaiseOn fails both halves of part002 for good: kept whole, the run is not ok
+    assert got["ok"] is False
+    assert got["failed"] == ["part002_0", "part002_1"]
+    assert "RaiseOn/part002_0.failed.jsonl" in got["rejected_files"]
+    # odd squares were rejected by design, one file per task that had one
+    assert got["stats"]["RejectOdd"][4] == 9
+    assert any(f.startswith("RejectOdd/") for f in got["rejected_files"])
+    # every partition but the failed one is checkpointed as done
+    assert got["done"] == sorted(CheckpointStore.key(f"part{i:03d}") for i in range(6) if i != 2)
+
+
+def test_config_keys_are_checked():
+    from curator.executors.xenna import XennaExecutor
+
+    ex = XennaExecutor(config={"execution_mode": "batch", "logging_interval": 10,
+                               "autoscale_interval_s": 30, "cpu_allocation_percentage": 0.9})
+    assert ex.setting("execution_mode") == "batch"
+    assert XennaExecutor().setting("execution_mode") == "streaming"  # NeMo's default
+    with pytest.raises(ValueError, match=r"unknown config keys \['execution_mod'\].*execution_mode"):
+        XennaExecutor(config={"execution_mod": "batch"})
+    with pytest.raises(ValueError, match="execution_mode='fast'.*streaming"):
+        XennaExecutor(config={"execution_mode": "fast"})
+    with pytest.raises(ValueError, match="cpu_allocation_percentage"):
+        XennaExecutor(config={"cpu_allocation_percentage": 1.5})
+    with pytest.raises(ValueError, match="monitoring_verbosity_level"):
+        XennaExecutor(config={"monitoring_verbosity_level": "LOUD"})
+    with pytest.raises(ValueError, match="ignore_head_node"):
+        XennaExecutor(ignore_head_node=True)
+
+
+def test_registered_by_name():
+    from curator import XennaExecutor
+    from curator.pipeline import make_executor
+
+    ex = make_executor("xenna", {"execution_mode": "batch"})
+    assert isinstance(ex, XennaExecutor) and ex.setting("execution_mode") == "batch"
+
+
+@pytest.mark.ray
+def test_cluster_without_dashboard_is_a_clear_error(ray_cluster, tmp_path):
+    """The session cluster runs no dashboard: Xenna could not list its actors."""
+    pytest.importorskip("cosmos_xenna", reason="cosmos-xenna not installed: curator-core[xenna]")
+    from curator.executors.ray_client import RayStartError
+    from curator.executors.xenna import XennaExecutor
+
+    with pytest.raises(RayStartError, match="dashboard"):
+        pipeline(str(tmp_path / "out")).run(XennaExecutor(), summary=False)
+    assert not (tmp_path / "out").exists()
+
+
+if __name__ == "__main__":  # the Xenna job of the xenna_runs fixture: OUT_DIR
+    from curator.executors.xenna import XennaExecutor, XennaRayClient
+
+    base = Path(sys.argv[1])
+    results = {}
+    with XennaRayClient(num_cpus=2, object_store_memory=200 * 1024**2, timeout_s=120):
+        for run_mode in MODES:
+            # batch mode: one worker per stage (each pool starts after the last one stopped)
+            fixed = {"num_workers": 1} if run_mode == "batch" else {}
+            results[run_mode] = run_one(
+                XennaExecutor(config={"execution_mode": run_mode, **QUIET, **fixed}),
+                base / run_mode)
+    print(json.dumps(results))
