@@ -4,7 +4,8 @@
    executor: hours of audio processed per minute of wall time (CPU).
 2. ASR real-time factor (processing seconds / audio seconds; < 1 is faster than real time) of the
    wav2vec2 CTC path (batched, padded) on CPU, for a base-sized model (wav2vec2_base shape,
-   random weights) and the tiny test model; on CUDA too when a GPU is present.
+   random weights), a whisper-base-sized random Whisper (``--asr-models whisper_base``; 32 new
+   tokens per 30 s chunk) and the tiny test model; on CUDA too when a GPU is present.
 3. WER and CER of two 3,000-character transcripts (the case of issue 18: 7.2 s for the CER with
    the former pure-Python edit distance on this machine; jiwer now). ``--only-wer`` runs just this.
 4. Peak RSS of the process.
@@ -82,6 +83,16 @@ def bench_asr(seconds: float, device: str, size: str, batch: int = 8) -> dict:
     if size == "base":
         model = wav2vec2_base(aux_num_out=len(_labels())).eval().to(device)
         asr = Wav2Vec2CTCModel(model, _labels(), device, {"normalize_waveform": True})
+    elif size == "whisper_base":  # whisper-base widths, random weights, byte-level vocab
+        from curator_audio.asr.whisper import WhisperModel
+
+        path = T.make_tiny_whisper_model(
+            tempfile.mkdtemp(prefix="whisper_base_"), d_model=512, encoder_layers=6,
+            decoder_layers=6, encoder_attention_heads=8, decoder_attention_heads=8,
+            encoder_ffn_dim=2048, decoder_ffn_dim=2048, max_target_positions=448)
+        # random weights never emit end-of-text: every chunk decodes max_new_tokens (an upper
+        # bound on a real model's decode time for short utterances)
+        asr = WhisperModel.load(path, device, language="en", max_new_tokens=32)
     else:
         path = T.make_tiny_wav2vec2_model(tempfile.mkdtemp(prefix="tiny_w2v_"))
         asr = Wav2Vec2CTCModel.load(path, device)
@@ -133,7 +144,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--minutes", type=float, default=20.0, help="audio for the quality benchmark")
     ap.add_argument("--asr-seconds", type=float, default=60.0, help="audio for the ASR benchmark")
     ap.add_argument("--workers", type=int, default=2)
-    ap.add_argument("--asr-models", default="tiny,base", help="comma list of tiny, base")
+    ap.add_argument("--asr-models", default="tiny,base", help="comma list of tiny, base, whisper_base")
     ap.add_argument("--only-wer", action="store_true", help="run only the WER/CER timing")
     args = ap.parse_args(argv)
     os.environ.setdefault("CURATOR_SUMMARY", "0")

@@ -6,9 +6,14 @@
 2. The clip embedding stage (mean of CLIP frame embeddings, tiny random-weight CLIP model) on
    CPU: clips and video-seconds per second; on CUDA too when a GPU is present (skipped, and said
    so, when there is none).
-3. Peak RSS of the process (and of worker processes, if any).
+3. TransNetV2 scene detection with a published-size random-weight model (F=16, D=1024, the
+   published state-dict layout): the decode floor (PyAV, every frame at 48x27) beside the
+   network alone and the whole ``TransNetV2ClipExtractionStage``, in frames/s; on CUDA too when
+   a GPU is present.
+4. Peak RSS of the process (and of worker processes, if any).
 
     uv run python benchmarks/video.py [--videos 8] [--seconds 20] [--size 320x240] [--fps 24]
+        [--skip-embedding] [--skip-transnetv2]
 """
 
 from __future__ import annotations
@@ -91,6 +96,35 @@ def bench_embedding(folder: str, device: str, model_dir: str) -> dict:
             "video_s_per_s": round(video_s / wall, 1)}
 
 
+def bench_transnetv2(folder: str, device: str, model_dir: str) -> dict:
+    from curator import FileGroupTask, stable_id
+    from curator_video import TransNetV2ClipExtractionStage, VideoMetadataStage
+    from curator_video.decode import read_all_frames_av
+    from curator_video.models.transnetv2 import INPUT_HW, transition_probabilities
+
+    paths = [os.path.join(folder, n) for n in sorted(os.listdir(folder))]
+    t0 = time.perf_counter()
+    decoded = [read_all_frames_av(p, INPUT_HW[1], INPUT_HW[0])[0] for p in paths]
+    decode_wall = time.perf_counter() - t0
+    frames = sum(len(f) for f in decoded)
+    stage = TransNetV2ClipExtractionStage(model_dir=model_dir, device=device)
+    stage.setup()
+    transition_probabilities(stage._model, decoded[0][:100], stage._device)   # warm-up
+    t0 = time.perf_counter()
+    for f in decoded:
+        transition_probabilities(stage._model, f, stage._device)
+    model_wall = time.perf_counter() - t0
+    tasks = [VideoMetadataStage().process(FileGroupTask(stable_id(p), "bench", [p]))[0]
+             for p in paths]
+    t0 = time.perf_counter()
+    clips = sum(len(stage.process(t).data.clips) for t in tasks)
+    stage_wall = time.perf_counter() - t0
+    return {"stage": f"transnetv2[{device}]", "frames": frames, "clips": clips,
+            "decode_floor_fps": round(frames / decode_wall, 1),
+            "model_fps": round(frames / model_wall, 1),
+            "stage_fps": round(frames / stage_wall, 1)}
+
+
 def peak_rss_mb() -> float:
     own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
@@ -105,6 +139,7 @@ def main() -> None:
     parser.add_argument("--fps", type=int, default=24)
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 2)
     parser.add_argument("--skip-embedding", action="store_true")
+    parser.add_argument("--skip-transnetv2", action="store_true")
     args = parser.parse_args()
     size = tuple(int(x) for x in args.size.split("x"))
     with tempfile.TemporaryDirectory() as tmp:
@@ -127,6 +162,16 @@ def main() -> None:
                 rows.append(bench_embedding(folder, "cuda", model))
             else:
                 print("no GPU in this environment: the CUDA embedding path was not measured",
+                      flush=True)
+        if not args.skip_transnetv2:
+            from curator_video.testing import make_tiny_transnetv2
+            model = make_tiny_transnetv2(os.path.join(tmp, "transnetv2"), F=16, D=1024)
+            rows.append(bench_transnetv2(folder, "cpu", model))
+            import torch
+            if torch.cuda.is_available():
+                rows.append(bench_transnetv2(folder, "cuda", model))
+            else:
+                print("no GPU in this environment: TransNetV2 on CUDA was not measured",
                       flush=True)
         for row in rows:
             print("  ".join(f"{k}={v}" for k, v in row.items()))

@@ -34,8 +34,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--workdir", default="slurm_example")
     parser.add_argument("--docs", type=int, default=400)
-    parser.add_argument("--executor", default="ray_data",
-                        choices=["ray_data", "ray_actor_pool", "xenna"])
+    parser.add_argument("--executor", default="ray_data", choices=["ray_data", "ray_actor_pool"])
     args = parser.parse_args()
 
     from curator import Pipeline, SlurmRayClient
@@ -56,9 +55,10 @@ def main() -> None:
         address, nodes = client.address, len([n for n in ray.nodes() if n.get("Alive")])
         print(f"Ray cluster at {address}: {nodes} node(s), {ray.cluster_resources()}", flush=True)
         result = pipeline.run(args.executor, rejected_dir=os.path.join(workdir, "rejected"))
-    kept = sum(t.num_items for t in result)
+    kept = result.stats.stages[-2].items_out  # what the filter passed on to the writer
     print(json.dumps({"address": address, "nodes": nodes, "ok": result.ok,
-                      "kept": kept, "rejected": result.rejected.total,
+                      "kept": kept, "files": [f for t in result for f in t.data],
+                      "rejected": result.rejected.total,
                       "job": os.environ.get("SLURM_JOB_ID"),
                       "ray_running_after": ray.is_initialized()}))
 

@@ -56,3 +56,22 @@ def manifest(audio_dir, tmp_path):
     recs += [{"audio_filepath": os.path.join("bad", n), "text": "x"}
              for n in ("empty.wav", "truncated.wav", "truncated.flac", "garbage.wav")]
     return write_manifest(audio_dir / "manifest.jsonl", recs)
+
+
+@pytest.fixture(scope="session")
+def tiny_whisper(tmp_path_factory):
+    """A tiny random-weight WhisperForConditionalGeneration directory (hub file layout)."""
+    return T.make_tiny_whisper_model(str(tmp_path_factory.mktemp("whisper") / "whisper-tiny"))
+
+
+@pytest.fixture(scope="session")
+def tiny_hf_wav2vec2(tmp_path_factory):
+    """A tiny random-weight Wav2Vec2ForCTC directory (hub file layout, lv60 style)."""
+    return T.make_tiny_hf_wav2vec2_model(str(tmp_path_factory.mktemp("hfw2v") / "w2v-hf"))
+
+
+@pytest.fixture(scope="session")
+def tiny_squim(tmp_path_factory):
+    """A narrow SQUIM objective state_dict file and its architecture config."""
+    path = str(tmp_path_factory.mktemp("squim") / "squim_tiny.pth")
+    return T.make_squim_objective_weights(path, model_config=T.TINY_SQUIM_CONFIG)

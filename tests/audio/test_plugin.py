@@ -24,12 +24,14 @@ def test_plugin_registers_every_stage(curator_registry):
     names = {"ManifestReader", "AudioDirectoryReader", "ManifestWriterStage", "ASRStage",
              "PreserveByValueStage", "GetPairwiseWerStage", "GetAudioDurationStage",
              "AudioDecodeStage", "AudioRMSStage", "AudioClippingStage",
-             "AudioSilenceFractionStage", "AudioSNRStage", "AudioSegmentationStage"}
+             "AudioSilenceFractionStage", "AudioSNRStage", "AudioSegmentationStage",
+             "TorchSquimQualityMetricsStage", "TorchSquimQualityFilterStage"}
     registry = get_registry()
     found = {n for n in names if registry.entries.get(n) is not None}
     assert found == names
     assert registry.entries["ManifestReader"].plugin.distribution == "curator-audio"
     assert registry.entries["ASRStage"].modality == "audio"
+    assert registry.entries["TorchSquimQualityFilterStage"].kind == "filter"
 
 
 def test_all_exports_exist():

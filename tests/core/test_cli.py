@@ -86,3 +86,23 @@ def test_run_prints_summary_unless_curator_summary_is_off(reg, tmp_path, capsys,
     monkeypatch.setenv("CURATOR_SUMMARY", "0")
     assert main(["run", str(spec)]) == 0
     assert "wall time" not in capsys.readouterr().err
+
+
+def test_run_writes_json_report_with_the_spec(reg, tmp_path, capsys):
+    import jsonschema
+    from curator.report import report_schema
+
+    spec = tmp_path / "spec.yaml"
+    spec.write_text("name: nums\nstages:\n  - stage: Numbers\n    count: 3\n"
+                    "  - filter: KeepAbove\n    filter_obj: {filter: Threshold, minimum: 1}\n")
+    report = tmp_path / "reports" / "run.json"
+    assert main(["run", str(spec), "--quiet", "--report", str(report)]) == 0
+    err = capsys.readouterr().err
+    assert "wall time" not in err and "2 stages" not in err  # --quiet
+    assert f"report written to {report}" in err
+    data = json.loads(report.read_text())
+    jsonschema.validate(data, report_schema())
+    assert data["pipeline"] == "nums" and data["ok"] is True
+    assert data["spec"]["stages"][1]["filter_obj"] == {"filter": "Threshold", "minimum": 1}
+    assert [s["name"] for s in data["stages"]] == ["Numbers", "KeepAbove"]
+    assert data["stages"][1]["tasks_in"] == 3

@@ -435,8 +435,8 @@ def test_progress_reporter_prints_per_stage_counts():
     stats.record(0, tasks_in=3, tasks_out=2)
     stream = io.StringIO()
     reporter = ProgressReporter(stats, interval=0.01, stream=stream)
-    assert "A: 3→2 tasks | B: 0→0 tasks" in reporter.line()
+    assert "] A: 3/3 tasks 100%, 0 items" in reporter.lines()[0]  # more: tests/core/report
     with reporter:
-        while "A: 3→2" not in stream.getvalue():
+        while "B: 0/2 tasks" not in stream.getvalue():
             time.sleep(0.01)
     assert stream.getvalue().startswith("[curator")

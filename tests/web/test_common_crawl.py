@@ -142,11 +142,14 @@ def test_fetch_gives_up_with_the_partial_file_kept(http_server, tmp_path) -> Non
     with pytest.raises(DownloadError, match="missing.bin"):
         fetch(f"{base}/missing.bin", str(tmp_path / "m.bin"), retries=1, backoff=0)
     assert not (tmp_path / "m.bin").exists()
-    # a size check: a .part file longer than the server's file is refused, not placed
+    # a size check: a .part file longer than the server's file is refused, not placed, and
+    # dropped so that the next attempt starts again
     (tmp_path / "b.bin.part").write_bytes(b"x" * 20000)
-    with pytest.raises(DownloadError):
+    with pytest.raises(DownloadError, match="size check"):
         fetch(f"{base}/big.bin", str(tmp_path / "b.bin"), retries=0, backoff=0)
     assert not (tmp_path / "b.bin").exists()
+    fetch(f"{base}/big.bin", str(tmp_path / "b.bin"), retries=0)
+    assert (tmp_path / "b.bin").read_bytes() == (root / "big.bin").read_bytes()
 
 
 def test_a_download_that_keeps_failing_fails_its_task(http_server, tmp_path) -> None:
@@ -154,12 +157,12 @@ def test_a_download_that_keeps_failing_fails_its_task(http_server, tmp_path) -> 
     from curator_web import CommonCrawlWARCDownloader, DocumentDownloadStage
 
     base, _root, _server = http_server
-    stage = DocumentDownloadStage(downloader=CommonCrawlWARCDownloader(str(tmp_path),
-                                                                       retries=0))
+    dl = tmp_path / "dl"
+    stage = DocumentDownloadStage(downloader=CommonCrawlWARCDownloader(str(dl), retries=0))
     task = FileGroupTask(task_id="t", dataset_name="cc", data=[f"{base}/crawl-data/gone.warc.gz"])
     with pytest.raises(DownloadError, match="gone.warc.gz"):
         stage.process(task)  # raised: the executor keeps the task whole and the run is not ok
-    assert os.listdir(tmp_path) == []
+    assert not dl.exists() or os.listdir(dl) == []
 
 
 def test_record_limit_caps_documents_per_file(warc_files) -> None:
@@ -173,3 +176,20 @@ def test_record_limit_caps_documents_per_file(warc_files) -> None:
     assert out.data.num_rows == 4
     assert set(out.data.column("warc_file").to_pylist()) == {
         os.path.basename(warc_files["good"]), os.path.basename(warc_files["bad"])}
+
+
+def test_uncompressed_warc_is_streamed_with_offsets(warc_files, tmp_path) -> None:
+    import gzip
+
+    plain = tmp_path / "plain.warc"
+    plain.write_bytes(gzip.decompress(open(warc_files["good"], "rb").read()))
+    it = CommonCrawlWarcIterator()
+    recs = list(it.iterate(str(plain)))
+    assert [r["url"] for r in recs] == ["http://en.example.com/harbour",
+                                        "http://fr.example.com/port", "http://ru.example.com/port",
+                                        "http://ja.example.com/port"]
+    offsets = [r["offset"] for r in recs]
+    assert offsets == sorted(offsets) and offsets[0] > 0
+    assert plain.read_bytes()[offsets[0]:].startswith(b"WARC/1")
+    _rejected, skipped = it._drain()
+    assert sum(skipped.values()) == 5 and not _rejected

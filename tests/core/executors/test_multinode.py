@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import shutil
 import socket
 import subprocess
@@ -22,10 +23,11 @@ import pytest
 pytestmark = pytest.mark.ray
 
 RAY = str(Path(sys.executable).with_name("ray"))
-# token auth off: `ray start --head` would turn it on when ~/.ray holds a token, and a worker
-# node or driver given an explicit address never reads that token
-ENV = {**os.environ, "RAY_ENABLE_UV_RUN_RUNTIME_ENV": "0", "RAY_AUTH_MODE": "disabled"}
-ENV.pop("RAY_ADDRESS", None)
+# Ray's token authentication on (its default for new clusters), with a token of the test's own
+ENV = {**os.environ, "RAY_ENABLE_UV_RUN_RUNTIME_ENV": "0", "RAY_AUTH_MODE": "token",
+       "RAY_AUTH_TOKEN": secrets.token_hex(32)}
+for _key in ("RAY_ADDRESS", "RAY_AUTH_TOKEN_PATH"):
+    ENV.pop(_key, None)
 
 
 def _free_port() -> int:
@@ -92,6 +94,24 @@ def test_join_via_ray_address_and_address_and_stop_leaves_the_cluster_up(cluster
     assert {"gcs_server", "raylet"} <= names  # still running after both drivers left
 
 
+def test_a_join_without_the_token_names_authentication_as_the_cause(cluster, tmp_path):
+    env = {k: v for k, v in ENV.items() if not k.startswith("RAY_AUTH")}
+    env["HOME"] = str(tmp_path)  # no ~/.ray/auth_token either
+    code = textwrap.dedent(f"""
+        from curator import RayClient
+        from curator.executors.ray_client import RayStartError
+        try:
+            RayClient(address="{cluster["address"]}", timeout_s=120).start()
+        except RayStartError as exc:
+            print(exc)
+    """)
+    proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "token authentication" in proc.stdout and "RAY_AUTH_TOKEN" in proc.stdout, proc.stdout
+    assert "check the address" not in proc.stdout.lower()
+
+
 PIPELINE = """
     import json, os, warnings
     from dataclasses import dataclass
@@ -115,6 +135,22 @@ PIPELINE = """
             table = table.append_column("node", pa.array([node] * n))
             return task.derive(table.append_column("gpu", pa.array([gpu] * n, pa.float64())))
 
+    @dataclass
+    class NodeTagTogether(NodeTag):
+        '''NodeTag whose workers wait in setup() until two of them are up, so that a pool of
+        two cannot finish all work on its first worker before the second one starts.'''
+        name: str = "NodeTagTogether"
+
+        def setup(self, worker_metadata=None):
+            import time, uuid
+            os.makedirs(BARRIER, exist_ok=True)
+            open(os.path.join(BARRIER, uuid.uuid4().hex), "w").close()
+            for _ in range(1200):
+                if len(os.listdir(BARRIER)) >= 2:
+                    return
+                time.sleep(0.1)
+
+    BARRIER = os.path.abspath("barrier")
     os.makedirs("in", exist_ok=True)
     for i in range(PARTS):
         with open(f"in/part{i}.jsonl", "w") as f:
@@ -140,7 +176,8 @@ def test_pipeline_runs_on_both_nodes_with_relative_paths_and_local_records(clust
     from curator import RayActorPoolExecutor, RayDataExecutor
     res = {"local": run("local", "out_local/"),
            "ray_data": run(RayDataExecutor(), "out_data/"),
-           "actor_pool": run(RayActorPoolExecutor(num_workers=2), "out_pool/")}
+           "actor_pool": run(RayActorPoolExecutor(num_workers=2), "out_pool/",
+                             NodeTagTogether())}
     ray.init()  # joins via RAY_ADDRESS, to name the nodes
     res["nodes"] = {n["NodeID"]: "node2" if "node2" in n["Resources"] else "head"
                     for n in ray.nodes() if n["Alive"]}

@@ -1,11 +1,14 @@
 """SlurmRayClient against a real single-node Slurm (Debian's slurm-wlm: slurmctld + slurmd on
 localhost, started and stopped by this module by process id), running examples/slurm/ with
-``sbatch --wait``. Skipped, with the reason, where Slurm is not installed (``apt-get install -y
-slurm-wlm``) or cannot be started here.
+``sbatch --wait`` and a two-node Ray cluster from ``salloc``. Skipped, with the reason, where
+Slurm is not installed (``apt-get install -y slurm-wlm``) or cannot be started here. Slurm runs
+without authentication where it still has the auth/none plugin, else with a munged of our own
+(``CURATOR_TEST_SLURM_AUTH=munge`` forces that).
 """
 
 from __future__ import annotations
 
+import glob
 import json
 import os
 import shutil
@@ -29,8 +32,7 @@ SlurmctldPort={ctld_port}
 SlurmdPort={d_port}
 SlurmUser=root
 SlurmdUser=root
-AuthType=auth/none
-CredType=cred/none
+{auth}
 StateSaveLocation={d}/state
 SlurmdSpoolDir={d}/spool
 SlurmctldPidFile={d}/slurmctld.pid
@@ -57,6 +59,36 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+def _has_auth_none() -> bool:
+    """Whether this Slurm has the auth/none plugin (gone from newer releases)."""
+    return any(glob.glob(pattern) for pattern in (
+        "/usr/lib/*/slurm-wlm/auth_none.so", "/usr/lib*/slurm/auth_none.so",
+        "/usr/local/lib*/slurm/auth_none.so"))
+
+
+def _start_munge(d: Path) -> tuple[str, subprocess.Popen]:
+    """A munged of our own (generated key, socket under ``d``): the slurm.conf auth lines and
+    the process, or a skip when munge is missing or will not start."""
+    if not shutil.which("munged") or not shutil.which("mungekey"):
+        pytest.skip("this Slurm has no auth/none plugin and munge is not installed")
+    m = d / "munge"
+    m.mkdir(mode=0o700)
+    key, sock = m / "munge.key", m / "munge.sock"
+    subprocess.run(["mungekey", "-c", "-f", "-k", str(key)], check=True, capture_output=True)
+    proc = subprocess.Popen(
+        ["munged", "-F", "-f", f"--key-file={key}", f"--socket={sock}",
+         f"--pid-file={m / 'munged.pid'}", f"--log-file={m / 'munged.log'}",
+         f"--seed-file={m / 'munged.seed'}"], stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 20
+    while not sock.exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.2)
+    if not sock.exists():
+        _stop(proc)
+        log = (m / "munged.log").read_text()[-1500:] if (m / "munged.log").exists() else ""
+        pytest.skip(f"munged did not start here:\n{log}")
+    return (f"AuthType=auth/munge\nCredType=cred/munge\nAuthInfo=socket={sock}"), proc
+
+
 def _stop(proc: subprocess.Popen) -> None:
     if proc.poll() is None:
         proc.send_signal(signal.SIGTERM)
@@ -79,15 +111,22 @@ def slurm(tmp_path_factory):
     for sub in ("state", "spool"):
         (d / sub).mkdir()
     conf = d / "slurm.conf"
-    conf.write_text(CONF.format(d=d, ctld_port=_free_port(), d_port=_free_port(),
-                                cpus=min(os.cpu_count() or 1, 2)))
     env = {**os.environ, "SLURM_CONF": str(conf)}
     for key in [k for k in env if k.startswith("SLURM_") and k != "SLURM_CONF"] + ["RAY_ADDRESS"]:
         env.pop(key, None)
-    procs = [subprocess.Popen([cmd, "-D", *extra, "-f", str(conf)], env=env,
-                              stdout=open(d / f"{cmd}.out", "w"), stderr=subprocess.STDOUT)
-             for cmd, extra in (("slurmctld", []), ("slurmd", ["-N", "localhost"]))]
+    procs: list[subprocess.Popen] = []
     try:
+        if _has_auth_none() and os.environ.get("CURATOR_TEST_SLURM_AUTH") != "munge":
+            auth = "AuthType=auth/none\nCredType=cred/none"
+        else:  # newer Slurm: authenticate with a munged of our own
+            auth, munged = _start_munge(d)
+            procs.append(munged)
+        conf.write_text(CONF.format(d=d, ctld_port=_free_port(), d_port=_free_port(),
+                                    auth=auth, cpus=min(os.cpu_count() or 1, 2)))
+        for cmd, extra in (("slurmctld", []), ("slurmd", ["-N", "localhost"])):
+            procs.append(subprocess.Popen([cmd, "-D", *extra, "-f", str(conf)], env=env,
+                                          stdout=open(d / f"{cmd}.out", "w"),
+                                          stderr=subprocess.STDOUT))
         deadline = time.monotonic() + 60
         state = ""
         while time.monotonic() < deadline and state != "idle":
@@ -99,12 +138,12 @@ def slurm(tmp_path_factory):
         if state != "idle":
             logs = "\n".join(f"{p.name}: {p.read_text()[-1500:]}"
                              for p in sorted(d.glob("*.log")) + sorted(d.glob("*.out")))
-            pytest.skip(f"Slurm could not be started here (node state {state!r}; a Slurm "
-                        f"without the auth/none plugin would need munge):\n{logs}")
+            pytest.skip(f"Slurm could not be started here (node state {state!r}):\n{logs}")
         yield env
     finally:
-        subprocess.run(["scancel", "--full", "--partition=debug"], env=env, capture_output=True,
-                       check=False)
+        if len(procs) > 1:
+            subprocess.run(["scancel", "--full", "--partition=debug"], env=env,
+                           capture_output=True, check=False)
         for p in reversed(procs):
             _stop(p)
 
@@ -137,7 +176,8 @@ def test_sbatch_example_runs_pipeline_on_slurm_ray_cluster(slurm, tmp_path):
     written = [json.loads(line)["text"] for f in (work / "out").rglob("*.jsonl")
                for line in f.read_text().splitlines()]
     assert sorted(written) == sorted(kept)
-    assert summary["rejected"] == len(texts) - len(kept)
+    assert summary["rejected"] == 0  # no malformed line; filtered documents are just dropped
+    assert sorted(summary["files"]) == sorted(map(str, (work / "out").rglob("*.jsonl")))
 
 
 def test_worker_step_command():
@@ -168,3 +208,54 @@ def test_script_launched_on_several_nodes_is_a_clear_error(monkeypatch):
     monkeypatch.setenv("SLURM_STEP_NUM_NODES", "2")
     with pytest.raises(RayStartError, match="run it once"):
         SlurmRayClient().start()
+
+
+SALLOC_DRIVER = """
+import json, os, subprocess
+import ray
+from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy as Pin
+from curator import SlurmRayClient
+
+@ray.remote(num_cpus=0)
+def where():
+    return ray.get_runtime_context().get_node_id()
+
+def steps():
+    return subprocess.run(["squeue", "-h", "-s", "-j", os.environ["SLURM_JOB_ID"], "-o", "%i"],
+                          capture_output=True, text=True).stdout.split()
+
+with SlurmRayClient(object_store_memory=100 * 1024**2, worker_connect_timeout_s=240) as client:
+    nodes = sorted(n["NodeID"] for n in ray.nodes() if n.get("Alive"))
+    ran = sorted(ray.get([where.options(scheduling_strategy=Pin(n, soft=False)).remote()
+                          for n in nodes]))
+    out = {"address": client.address, "env": os.environ.get("RAY_ADDRESS"), "nodes": nodes,
+           "ran": ran, "slurm_nodes": client.nodes, "steps": steps()}
+out.update(env_after=os.environ.get("RAY_ADDRESS"), running_after=ray.is_initialized(),
+           steps_after=steps())
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.ray
+@pytest.mark.slow
+def test_salloc_driver_gets_a_ray_worker_on_the_allocated_node_via_srun(slurm):
+    """Under salloc the driver runs outside the allocation's node ("localhost" in slurm.conf),
+    so SlurmRayClient starts its head here and a Ray worker on the allocated node with srun:
+    a real two-node Ray cluster, every node runs a task, and stop() ends the srun step."""
+    if socket.gethostname() == "localhost":
+        pytest.skip("this machine's host name is the Slurm node's name (localhost)")
+    env = {**slurm, "RAY_ENABLE_UV_RUN_RUNTIME_ENV": "0"}
+    done = subprocess.run(["salloc", "--nodes=1", "--cpus-per-task=2", sys.executable, "-c",
+                           SALLOC_DRIVER], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=420, check=False)
+    assert done.returncode == 0, done.stderr[-5000:]
+    got = json.loads(done.stdout.strip().splitlines()[-1])
+    assert got["slurm_nodes"] == ["localhost"]
+    assert len(got["nodes"]) == 2 and got["ran"] == got["nodes"]  # head here + worker via srun
+    assert got["env"] == got["address"]  # exposed to executors and child processes
+    assert got["env_after"] is None and got["running_after"] is False
+    def worker_steps(steps: list[str]) -> list[str]:
+        return [s for s in steps if "." in s and not s.endswith((".extern", ".interactive"))]
+
+    assert len(worker_steps(got["steps"])) == 1, got["steps"]  # one srun step for the workers
+    assert worker_steps(got["steps_after"]) == [], got["steps_after"]  # stop() ended it

@@ -59,3 +59,39 @@ def test_in_a_pipeline(shards, clip_dir):
 def test_config_errors(kw):
     with pytest.raises(ConfigError):
         ImageEmbeddingStage(**kw)
+
+
+def test_openclip_checkpoint_and_preprocessing_off_the_model_thread(tmp_path):
+    import threading
+
+    from curator_image.testing import make_tiny_open_clip_checkpoint
+
+    ckpt = make_tiny_open_clip_checkpoint(str(tmp_path / "open_clip_pytorch_model.bin"))
+    stage = ImageEmbeddingStage(model_dir=str(tmp_path), model_inference_batch_size=2)
+    embedder = stage.model()
+    threads: dict[str, set[str]] = {"preprocess": set(), "forward": set()}
+    pre, fwd = embedder.preprocess, embedder.embed_pixels
+
+    def preprocess(images):
+        threads["preprocess"].add(threading.current_thread().name)
+        return pre(images)
+
+    def embed_pixels(pixels):
+        threads["forward"].add(threading.current_thread().name)
+        return fwd(pixels)
+
+    embedder.preprocess, embedder.embed_pixels = preprocess, embed_pixels
+    out = stage.process(_batch(0, 1, 2, 3, 4))
+    assert all(t.startswith("clip-preprocess") for t in threads["preprocess"])
+    assert threads["forward"] == {threading.current_thread().name}
+    one = ImageEmbeddingStage(model_dir=ckpt, model_inference_batch_size=1).process(_batch(0, 1, 2, 3, 4))
+    np.testing.assert_allclose(np.stack([i.embedding for i in out.data]),
+                               np.stack([i.embedding for i in one.data]), atol=1e-5)
+    assert out.data[0].embedding.shape == (16,)
+
+
+def test_resources_with_gpus_ask_for_cuda(clip_dir):
+    from curator import Resources
+
+    stage = ImageEmbeddingStage(model_dir=clip_dir).with_(resources=Resources(cpus=1, gpus=1))
+    assert stage.device == "auto"   # CUDA when present (resolve_device), else CPU

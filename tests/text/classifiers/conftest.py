@@ -55,10 +55,26 @@ def deberta_quality_dir(tmp_path_factory) -> str:
     model = DebertaHeadModel({"base_model": "backbone", "fc_dropout": 0.2,
                               "id2label": {str(i): x for i, x in enumerate(labels)},
                               "label2id": {x: i for i, x in enumerate(labels)}}, model_dir=str(d))
-    with torch.no_grad():
-        model.fc.weight.mul_(40.0)
+    model.eval()
+    _center_head(model.fc, lambda ids: model.model(input_ids=ids).last_hidden_state[0, 0], d)
     model.save_pretrained(str(d))
     return str(d)
+
+
+def _center_head(head, features, d: Path, offset: float = 0.0) -> None:
+    """Scale the linear ``head`` and centre it on the mean ``features(ids)`` of some probe
+    texts (plus ``offset``), so that different texts get different outputs: random tiny
+    backbones give near-identical states."""
+    import torch
+    from transformers import AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(str(d))
+    probes = [" ".join(WORDS[i:i + k]) for i in range(0, len(WORDS), 3) for k in (2, 5)]
+    with torch.no_grad():
+        mean = torch.stack([features(torch.tensor([tok(t)["input_ids"]])) for t in probes]
+                           ).mean(0)
+        head.weight.mul_(1000.0)
+        head.bias.copy_(offset - (head.weight @ mean))
 
 
 @pytest.fixture(scope="session")
@@ -93,11 +109,9 @@ def _bert_seq_cls(d: Path, num_labels: int, seed: int, **cfg_kwargs) -> str:
                         intermediate_size=32, max_position_embeddings=64, num_labels=num_labels,
                         pad_token_id=0, **cfg_kwargs)
     torch.manual_seed(seed)
-    model = BertForSequenceClassification(config)
-    with torch.no_grad():
-        model.classifier.weight.mul_(30.0)
-        if num_labels == 1:
-            model.classifier.bias.fill_(2.5)
+    model = BertForSequenceClassification(config).eval()
+    _center_head(model.classifier, lambda ids: model.bert(input_ids=ids).pooler_output[0], d,
+                 offset=2.5 if num_labels == 1 else 0.0)
     model.save_pretrained(str(d))
     return str(d)
 

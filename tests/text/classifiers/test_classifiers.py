@@ -81,8 +81,8 @@ def test_sort_and_max_chars(deberta_quality_dir) -> None:
     stage.setup()
     out = stage.process(_batch(["the cat sat on the mat", "dog", "a big red house"])).data
     assert out[SEQ_ORDER_FIELD].to_pylist() == [1, 0, 2]  # shortest first
-    # "the cat sat..." cut to "the cat" -> [CLS] the cat [SEP]
-    assert [len(x) for x in out["input_ids"].to_pylist()] == [3, 4, 4]
+    # cut to 7 chars: "dog" (3 tokens with [CLS]/[SEP]), "the cat" (4), "a big r" (5)
+    assert [len(x) for x in out["input_ids"].to_pylist()] == [3, 4, 5]
     unsorted = TokenizerStage(deberta_quality_dir, sort_by_length=False, max_seq_length=3)
     unsorted.setup()
     t = unsorted.process(_batch(["the cat sat on the mat"])).data
@@ -185,8 +185,8 @@ def test_fineweb_edu_regression_head(fineweb_edu_dir) -> None:
 
     clf = FineWebEduClassifier(model_dir=fineweb_edu_dir, model_inference_batch_size=4)
     table = Pipeline("f", stages=[clf]).run(initial_tasks=[_batch()], summary=False)[0].data
-    assert table.column_names[2:] == ["fineweb-edu-score-label", "fineweb-edu-score-float",
-                                      "fineweb-edu-score-int"]
+    assert table.column_names[2:] == ["fineweb-edu-score-float", "fineweb-edu-score-int",
+                                      "fineweb-edu-score-label"]  # NeMo Curator's order
     tok = AutoTokenizer.from_pretrained(fineweb_edu_dir)
     model = AutoModelForSequenceClassification.from_pretrained(fineweb_edu_dir).eval()
     raw = []
@@ -233,3 +233,21 @@ def test_config_errors(tmp_path, hf_sentiment_dir, deberta_quality_dir) -> None:
         QualityClassifier(model_dir=deberta_quality_dir, filter_by=["Excellent"])
     with pytest.raises(ValueError, match="high_quality"):
         FineWebEduClassifier(hf_sentiment_dir, filter_by=["good"])
+
+
+def test_registered_as_classifiers_and_cheap_to_import() -> None:
+    import subprocess
+    import sys
+
+    from curator.plugins import get_registry
+
+    reg = get_registry()
+    for name in ("QualityClassifier", "DomainClassifier", "MultilingualDomainClassifier",
+                 "ContentTypeClassifier", "PromptTaskComplexityClassifier",
+                 "FineWebEduClassifier", "FineWebMixtralEduClassifier",
+                 "FineWebNemotronEduClassifier", "HFClassifier", "DistributedDataClassifier"):
+        assert reg.get(name).kind == "classifier", name
+    assert reg.get("TokenizerStage") is not None
+    code = ("import sys, curator_text.classifiers, curator_text.models; "
+            "bad = [m for m in ('torch', 'transformers') if m in sys.modules]; assert not bad, bad")
+    subprocess.run([sys.executable, "-c", code], check=True)

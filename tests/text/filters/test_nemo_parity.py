@@ -285,3 +285,80 @@ def test_nemo_style_custom_filter_hooks_are_called() -> None:
     out = stage.process(_batch(text=["a cat", "a bird"])).to_pyarrow()
     assert out["text"].to_pylist() == ["a cat"]
     assert stage.name == "ScoreFilter[vocab]"
+
+
+# ---- code filters -----------------------------------------------------------------------------
+
+def test_python_comment_ratio_counts_docstrings_and_comments_as_nemo() -> None:
+    src = '"""Doc."""\n# c1\nx = 1  # c2\ndef f():\n    """Fn doc."""\n'
+    # docstrings "Doc." + "\n" + "Fn doc." (12) and the untokenized comments "# c1# c2" (8)
+    assert F.PythonCommentToCodeFilter().score_document(src) == pytest.approx(20 / len(src))
+    assert F.PythonCommentToCodeFilter().score_document("def (:\n# broken") == 0
+
+
+def test_general_comment_ratio_counts_comment_text_without_markers() -> None:
+    c = 'int x = 1; // set x\n/* block */ char *s = "// not";'
+    # " set x" and " block " joined by a space; the "//" inside the string is not a comment
+    assert F.GeneralCommentToCodeFilter("text/x-c").score_document(c) == pytest.approx(14 / len(c))
+    sh = 'echo "# not" # real\n'
+    assert F.GeneralCommentToCodeFilter("text/x-shellscript").score_document(sh) == (
+        pytest.approx(5 / len(sh)))
+    py = "x = 1  # c2\n# c1\n"
+    assert F.GeneralCommentToCodeFilter("text/x-python").score_document(py) == (
+        pytest.approx(len(" c2  c1") / len(py)))
+
+
+def test_number_of_lines_is_newlines_plus_one() -> None:
+    docs = ["", "a", "a\nb\n", "a\n\n\nb"]
+    flt = F.NumberOfLinesOfCodeFilter()
+    assert list(flt.score_batch(pa.array(docs))) == [d.count("\n") + 1 for d in docs] == [
+        1, 1, 3, 4]
+
+
+# ---- repetition filters -----------------------------------------------------------------------
+
+def test_repeated_lines_count_only_non_blank_lines() -> None:
+    text = "a\n\n\nb\na\n\n"  # non-blank lines: a, b, a
+    assert F.RepeatedLinesFilter().score_document(text) == pytest.approx(2 / 3)
+    assert F.RepeatedLinesByCharFilter().score_document("ab\n\n\ncd\nab\n") == (
+        pytest.approx(4 / 6))
+
+
+def test_repeating_duplicate_ngrams_as_nemo_counts_them() -> None:
+    flt = F.RepeatingDuplicateNGramsFilter(n=2)
+    # n-grams ab ba AB BA AB: the repeats add 2+1, 1+1 and 1+1 characters (words + spaces)
+    assert flt.score_document("a b a b a b") == pytest.approx(7 / 11)
+    assert flt.score_document("A b a b") == 0  # case-sensitive: no repeated n-gram
+    assert flt.score_document("one") == 1.0  # fewer than n words
+    zh = F.RepeatingDuplicateNGramsFilter(n=2, lang="zh")
+    # jieba: 北京/天安门/北京/天安门; the repeat adds 2 + 3 characters and one "space" (NeMo adds
+    # it for every language)
+    assert zh.score_document("北京天安门北京天安门") == pytest.approx(6 / 10)
+
+
+def test_repeating_top_ngrams_as_nemo_scores_them() -> None:
+    flt = F.RepeatingTopNGramsFilter(n=2)
+    # the top bigram "ab c" occurs 3 times in the raw text (once inside "xab c"): 12 of 15 chars
+    text = "ab c ab c xab c"
+    assert flt.score_document(text) == pytest.approx(12 / 15)
+    # case-sensitive: "now buy" and "buy now" (2 each, the top) both cover 14 characters
+    spam = "Buy now buy now buy now cheap stuff here"
+    assert flt.score_document(spam) == pytest.approx(14 / len(spam))
+    assert flt.score_document("one") == 1.0  # fewer than n words
+    assert list(flt.score_batch(pa.array([text, spam, "one", ""]))) == pytest.approx(
+        [12 / 15, 14 / len(spam), 1.0, 1.0])
+    zh = F.RepeatingTopNGramsFilter(n=1, lang="zh")
+    assert not zh.vectorized
+    assert zh.score_document("北京天安门北京天安门") == pytest.approx(6 / 10)  # "天安门" x2
+
+
+def test_repeating_top_ngrams_batch_matches_documents_with_large_keys() -> None:
+    import random
+
+    rng = random.Random(7)
+    vocab = [f"w{i}" for i in range(300)]  # 300**8 keys do not fit in int64: the other path
+    docs = [" ".join(rng.choice(vocab[:4] if i % 3 else vocab) for _ in range(rng.randint(0, 40)))
+            for i in range(40)]
+    flt = F.RepeatingTopNGramsFilter(n=8)
+    assert list(flt.score_batch(pa.array(docs))) == pytest.approx(
+        [flt.score_document(d) for d in docs])

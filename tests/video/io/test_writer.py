@@ -53,8 +53,14 @@ def test_embeddings_written_as_npy(load_video, tmp_path):
         clip.embedding = np.full(4, i, np.float32)
     out = ClipWriterStage(str(tmp_path), metadata_format="json").process(task)
     npys = sorted(f for f in out.data if f.endswith(".npy"))
-    assert len(npys) == 2 and not any(f.endswith(".parquet") for f in out.data)
-    assert {float(np.load(f)[0]) for f in npys} == {0.0, 1.0}
+    assert len(npys) == 2 and {float(np.load(f)[0]) for f in npys} == {0.0, 1.0}
+    # one embedding table per video (the input of ClipSemanticDeduplicationWorkflow), and no
+    # metadata table with metadata_format="json"
+    (table,) = [f for f in out.data if f.endswith(".parquet")]
+    assert f"/embeddings_parquet/{task.task_id}.parquet" in table
+    rows = pq.read_table(table).to_pylist()
+    assert [r["id"] for r in rows] == [c.uuid for c in task.data.clips]
+    assert [r["embedding"] for r in rows] == [[0.0] * 4, [1.0] * 4]
 
 
 def test_config_errors():

@@ -22,6 +22,7 @@ from curator_audio.stages.quality import (
     AudioSNRStage,
 )
 from curator_audio.stages.segment import AudioSegmentationStage
+from curator_audio.stages.squim import TorchSquimQualityFilterStage, TorchSquimQualityMetricsStage
 from curator_audio.stages.wer import GetPairwiseWerStage
 from curator_audio.tasks import AudioBatch
 
@@ -30,6 +31,7 @@ __all__ = [
     "AudioDecodeStage", "GetAudioDurationStage", "AudioRecordStage", "AudioMeasureStage",
     "AudioRMSStage", "AudioClippingStage", "AudioSilenceFractionStage", "AudioSNRStage",
     "PreserveByValueStage", "GetPairwiseWerStage", "AudioSegmentationStage", "ASRStage",
+    "TorchSquimQualityMetricsStage", "TorchSquimQualityFilterStage",
     "ASRModel", "register_asr_model", "get_asr_model", "registered_asr_models",
     "AudioDecodeError", "load_audio", "audio_info", "resample",
     "word_error_rate", "char_error_rate", "edit_distance", "normalize_text",

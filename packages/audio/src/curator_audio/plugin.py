@@ -33,15 +33,19 @@ def curator_register_writers(register: Register) -> None:
 @hookimpl
 def curator_register_filters(register: Register) -> None:
     from curator_audio.stages.filters import PreserveByValueStage
+    from curator_audio.stages.squim import TorchSquimQualityFilterStage
 
     register(PreserveByValueStage, modality=_AUDIO)
+    register(TorchSquimQualityFilterStage, modality=_AUDIO)
 
 
 @hookimpl
 def curator_register_classifiers(register: Register) -> None:
     from curator_audio.stages.asr import ASRStage
+    from curator_audio.stages.squim import TorchSquimQualityMetricsStage
 
     register(ASRStage, modality=_AUDIO)
+    register(TorchSquimQualityMetricsStage, modality=_AUDIO)
 
 
 @hookimpl

@@ -1,4 +1,6 @@
-"""Test helpers: synthetic audio and a tiny random-weight wav2vec2 CTC model."""
+"""Test helpers: synthetic audio and tiny random-weight models saved in the layouts users download
+(torchaudio wav2vec2, Hugging Face ``Wav2Vec2ForCTC`` and ``WhisperForConditionalGeneration``,
+torchaudio SQUIM objective)."""
 
 from __future__ import annotations
 
@@ -8,7 +10,8 @@ import os
 import numpy as np
 
 __all__ = ["tone", "noise", "silence", "speech_like", "write_audio", "write_corrupt_files",
-           "make_tiny_wav2vec2_model", "TINY_LABELS"]
+           "make_tiny_wav2vec2_model", "make_tiny_hf_wav2vec2_model", "make_tiny_whisper_model",
+           "make_squim_objective_weights", "TINY_LABELS", "TINY_SQUIM_CONFIG", "HF_W2V2_VOCAB", "WHISPER_LANGUAGES"]
 
 TINY_LABELS = ["<blank>", "|", *"abcdefghijklmnopqrstuvwxyz", "'"]
 
@@ -102,4 +105,137 @@ def make_tiny_wav2vec2_model(path: str, labels: list[str] | None = None, seed: i
     with open(os.path.join(path, LABELS_FILE), "w") as fh:
         json.dump(labels, fh)
     torch.save(model.state_dict(), os.path.join(path, WEIGHTS_FILE))
+    return path
+
+
+HF_W2V2_VOCAB = ["<pad>", "<s>", "</s>", "<unk>", "|", *"ETAONIHSRDLUMWCFGYPBVK'XJQZ"]
+"""The token order of ``facebook/wav2vec2-base-960h``'s ``vocab.json``."""
+
+
+def make_tiny_hf_wav2vec2_model(path: str, seed: int = 0, lv60: bool = True) -> str:
+    """Save a tiny random-weight ``Wav2Vec2ForCTC`` under ``path`` with ``save_pretrained``:
+    ``config.json``, ``model.safetensors``, ``vocab.json``, ``tokenizer_config.json``,
+    ``special_tokens_map.json``, ``preprocessor_config.json`` - the files of a hub download.
+    ``lv60``: the layer-norm layout that uses an attention mask (``wav2vec2-large-960h-lv60``);
+    else the group-norm base layout (``wav2vec2-base-960h``)."""
+    import torch
+    from transformers import (
+        Wav2Vec2Config,
+        Wav2Vec2CTCTokenizer,
+        Wav2Vec2FeatureExtractor,
+        Wav2Vec2ForCTC,
+    )
+
+    os.makedirs(path, exist_ok=True)
+    vocab_file = os.path.join(path, "vocab.json")
+    with open(vocab_file, "w") as fh:
+        json.dump({t: i for i, t in enumerate(HF_W2V2_VOCAB)}, fh)
+    tokenizer = Wav2Vec2CTCTokenizer(vocab_file, unk_token="<unk>", pad_token="<pad>",
+                                     word_delimiter_token="|")
+    extractor = Wav2Vec2FeatureExtractor(feature_size=1, sampling_rate=16000, padding_value=0.0,
+                                         do_normalize=True, return_attention_mask=lv60)
+    config = Wav2Vec2Config(
+        vocab_size=len(HF_W2V2_VOCAB), hidden_size=32, num_hidden_layers=2,
+        num_attention_heads=2, intermediate_size=64, conv_dim=(16,) * 7,
+        num_conv_pos_embeddings=8, num_conv_pos_embedding_groups=4, pad_token_id=0,
+        feat_extract_norm="layer" if lv60 else "group", do_stable_layer_norm=lv60,
+        conv_bias=lv60, hidden_dropout=0.0, attention_dropout=0.0, activation_dropout=0.0,
+        feat_proj_dropout=0.0, layerdrop=0.0, mask_time_prob=0.0,
+        architectures=["Wav2Vec2ForCTC"])
+    torch.manual_seed(seed)
+    Wav2Vec2ForCTC(config).save_pretrained(path)
+    extractor.save_pretrained(path)  # preprocessor_config.json, as on the hub
+    tokenizer.save_pretrained(path)
+    return path
+
+
+WHISPER_LANGUAGES = ("en", "de", "fr")
+
+
+def _bytes_to_unicode() -> dict[int, str]:
+    """GPT-2's byte-to-printable-character map (the alphabet of Whisper's byte-level BPE)."""
+    bs = list(range(ord("!"), ord("~") + 1)) + list(range(ord("\xa1"), ord("\xac") + 1)) + \
+        list(range(ord("\xae"), ord("\xff") + 1))
+    cs, n = bs[:], 0
+    for b in range(256):
+        if b not in bs:
+            bs.append(b)
+            cs.append(256 + n)
+            n += 1
+    return dict(zip(bs, [chr(c) for c in cs], strict=True))
+
+
+def make_tiny_whisper_model(path: str, seed: int = 0, **dims: int) -> str:
+    """Save a tiny random-weight ``WhisperForConditionalGeneration`` under ``path`` with
+    ``save_pretrained``: ``config.json``, ``generation_config.json`` (``lang_to_id``,
+    ``task_to_id``, ``no_timestamps_token_id`` as in OpenAI's checkpoints), ``model.safetensors``,
+    a byte-level BPE tokenizer (``vocab.json``, ``merges.txt``, Whisper's special tokens) and
+    the 80-mel ``preprocessor_config.json``. Whisper's 30 s window (1500 encoder positions) is
+    kept; the widths are tiny unless ``dims`` (``WhisperConfig`` sizes such as ``d_model``,
+    ``encoder_layers``) say otherwise."""
+    import torch
+    from transformers import (
+        GenerationConfig,
+        WhisperConfig,
+        WhisperFeatureExtractor,
+        WhisperForConditionalGeneration,
+        WhisperTokenizer,
+    )
+
+    os.makedirs(path, exist_ok=True)
+    vocab_file, merges_file = os.path.join(path, "vocab.json"), os.path.join(path, "merges.txt")
+    with open(vocab_file, "w") as fh:
+        json.dump({c: i for i, c in enumerate(_bytes_to_unicode().values())}, fh)
+    with open(merges_file, "w") as fh:
+        fh.write("#version: 0.2\n")
+    eot = "<|endoftext|>"
+    specials = ["<|startoftranscript|>", *[f"<|{lang}|>" for lang in WHISPER_LANGUAGES],
+                "<|translate|>", "<|transcribe|>", "<|startoflm|>", "<|startofprev|>",
+                "<|nospeech|>", "<|notimestamps|>"]
+    tokenizer = WhisperTokenizer(vocab_file, merges_file, unk_token=eot, bos_token=eot,
+                                 eos_token=eot, pad_token=eot)
+    tokenizer.add_special_tokens({"additional_special_tokens": specials})
+    ids = dict(zip([eot, *specials], tokenizer.convert_tokens_to_ids([eot, *specials]),
+                   strict=True))
+    sizes = {"d_model": 16, "encoder_layers": 1, "decoder_layers": 1,
+             "encoder_attention_heads": 2, "decoder_attention_heads": 2, "encoder_ffn_dim": 32,
+             "decoder_ffn_dim": 32, "max_target_positions": 64, **dims}
+    config = WhisperConfig(
+        vocab_size=len(tokenizer), num_mel_bins=80, max_source_positions=1500, **sizes,
+        pad_token_id=ids[eot], bos_token_id=ids[eot],
+        eos_token_id=ids[eot], decoder_start_token_id=ids["<|startoftranscript|>"],
+        init_std=0.5, architectures=["WhisperForConditionalGeneration"])
+    torch.manual_seed(seed)
+    model = WhisperForConditionalGeneration(config)
+    model.generation_config = GenerationConfig(
+        decoder_start_token_id=ids["<|startoftranscript|>"], eos_token_id=ids[eot],
+        pad_token_id=ids[eot], bos_token_id=ids[eot], is_multilingual=True,
+        lang_to_id={f"<|{lang}|>": ids[f"<|{lang}|>"] for lang in WHISPER_LANGUAGES},
+        task_to_id={"transcribe": ids["<|transcribe|>"], "translate": ids["<|translate|>"]},
+        no_timestamps_token_id=ids["<|notimestamps|>"], prev_sot_token_id=ids["<|startofprev|>"])
+    model.save_pretrained(path)
+    WhisperFeatureExtractor(feature_size=80).save_pretrained(path)  # preprocessor_config.json
+    tokenizer.save_pretrained(path)
+    return path
+
+
+TINY_SQUIM_CONFIG = {"feat_dim": 16, "win_len": 64, "d_model": 16, "nhead": 2,
+                     "hidden_dim": 16, "num_blocks": 1, "rnn_type": "LSTM", "chunk_size": 71}
+"""``squim_objective_model`` arguments of a narrow SQUIM objective (fast tests)."""
+
+
+def make_squim_objective_weights(path: str, seed: int = 0,
+                                 model_config: dict | None = None) -> str:
+    """Build ``torchaudio.models.squim_objective_base()`` (the architecture of torchaudio's
+    published ``SQUIM_OBJECTIVE`` bundle), or ``squim_objective_model(**model_config)``, with
+    random weights and ``torch.save`` its ``state_dict`` to ``path`` - a stand-in for the
+    published ``squim_objective_dns2020.pth`` file, loaded by
+    ``TorchSquimQualityMetricsStage(model_path=path)``. Returns ``path``."""
+    import torch
+    from torchaudio.models import squim_objective_base, squim_objective_model
+
+    torch.manual_seed(seed)
+    model = squim_objective_model(**model_config) if model_config else squim_objective_base()
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    torch.save(model.state_dict(), path)
     return path

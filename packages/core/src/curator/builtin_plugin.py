@@ -13,6 +13,7 @@ def curator_register(register: Register) -> None:
     # The Ray executors' modules import ray only when they run, so registering them is cheap.
     from curator.dedup import ExactDeduplicationWorkflow, SemanticDeduplicationWorkflow
     from curator.dedup.exact import ExactDuplicatesStage, ExactHashStage
+    from curator.dedup.semantic_stage import SemanticDeduplicationStage
     from curator.dedup.semantic_workflow import AssignClustersStage, ClusterDedupStage
     from curator.dedup.workflow import RemoveDuplicatesStage
     from curator.executors.local import LocalExecutor
@@ -29,5 +30,5 @@ def curator_register(register: Register) -> None:
     # Modality-agnostic deduplication (exact by content hash, semantic over embeddings).
     for cls in (ExactDeduplicationWorkflow, SemanticDeduplicationWorkflow, ExactHashStage,
                 ExactDuplicatesStage, AssignClustersStage, ClusterDedupStage,
-                RemoveDuplicatesStage):
+                RemoveDuplicatesStage, SemanticDeduplicationStage):
         register(cls, kind="deduplicator")

@@ -129,10 +129,18 @@ def cmd_run(args: argparse.Namespace, registry: Registry) -> int:
     for key in ("rejected_dir", "checkpoint_dir", "max_retries"):
         if getattr(args, key) is not None:
             opts[key] = getattr(args, key)
-    print(pipeline.describe(), file=sys.stderr)
+    if args.quiet:
+        opts.update(progress=False, summary=False)
+    else:
+        print(pipeline.describe(), file=sys.stderr)
     if args.dry_run:
         return 0
     result = pipeline.run(executor, **opts)
+    if args.report:
+        from curator.report import write_report  # noqa: PLC0415
+
+        result.spec = spec
+        print(f"report written to {write_report(result, args.report)}", file=sys.stderr)
     return _report(pipeline.name, result, args.spec)
 
 
@@ -175,6 +183,17 @@ def _report(name: str, result: Any, spec: str) -> int:
     return 1
 
 
+def cmd_report(args: argparse.Namespace, registry: Registry) -> int:
+    from curator.report import load_report, write_report  # noqa: PLC0415
+
+    try:
+        data = load_report(args.report)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from exc
+    print(f"report written to {write_report(data, args.output)}", file=sys.stderr)
+    return 0
+
+
 def cmd_replay(args: argparse.Namespace, registry: Registry) -> int:
     from curator.spec import apply_overrides, executor_from_spec, load_spec, pipeline_from_spec
 
@@ -215,6 +234,11 @@ def build_parser(registry: Registry | None = None) -> argparse.ArgumentParser:
     p.add_argument("--checkpoint-dir", dest="checkpoint_dir")
     p.add_argument("--max-retries", dest="max_retries", type=int)
     p.add_argument("--dry-run", action="store_true", help="build and validate only")
+    p.add_argument("--report", metavar="PATH",
+                   help="write the run report there: .json (see docs/run-report.md) or .html "
+                        "(a page that opens offline)")
+    p.add_argument("-q", "--quiet", action="store_true",
+                   help="no pipeline description, live progress or summary table")
     p.add_argument("--address", help="Ray cluster to join (host:port, ray://host:port or auto; "
                                      "default: RAY_ADDRESS, else a local cluster for the run)")
     p.set_defaults(func=cmd_run)
@@ -227,6 +251,11 @@ def build_parser(registry: Registry | None = None) -> argparse.ArgumentParser:
     p.add_argument("--max-retries", dest="max_retries", type=int)
     p.add_argument("--address", help="Ray cluster to join (as for `curator run`)")
     p.set_defaults(func=cmd_replay)
+    p = sub.add_parser("report", help="render a JSON run report (from `curator run --report`) "
+                                      "as an HTML page that opens offline")
+    p.add_argument("report", metavar="RUN_JSON")
+    p.add_argument("-o", "--output", required=True, metavar="PATH", help="the .html file")
+    p.set_defaults(func=cmd_report)
     if registry is not None:
         for name, (add_arguments, run, help_text, _info) in sorted(registry.commands.items()):
             p = sub.add_parser(name, help=help_text)

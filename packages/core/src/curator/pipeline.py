@@ -114,7 +114,8 @@ class Pipeline:
             initial_tasks: list[Task] | None = None, *, checkpoint_dir: str | None = None,
             rejected_dir: str | None = None, max_retries: int = 1,
             progress: bool | None = None, summary: bool | None = None,
-            raise_on_failure: bool = False, **executor_config: Any) -> RunResult:
+            raise_on_failure: bool = False, report: str | None = None,
+            **executor_config: Any) -> RunResult:
         """Build and run the pipeline; returns the last stage's output tasks.
 
         Parameters:
@@ -129,6 +130,8 @@ class Pipeline:
             progress, summary: live progress line and final summary table on stderr.
             raise_on_failure: raise :class:`PipelineFailedError` (naming the failed tasks) when a
                 task failed after its retries, instead of returning a result with ``ok`` false.
+            report: write the run report there (``.json``; see ``docs/run-report.md``), also
+                when tasks failed; ``result.report()`` returns the same as a dict.
             executor_config: options for the executor when it is given by name.
 
         The result's ``ok`` is false when a task failed after its retries (it is kept whole in
@@ -151,6 +154,14 @@ class Pipeline:
 
                 supersede_failed(rejected_dir)
             result = executor.execute(stages, initial_tasks, context=context)
+        if result.spec is None:
+            from curator.report import spec_of_stages  # noqa: PLC0415
+
+            result.spec = spec_of_stages(self.name, self.description, stages)
+        if report:
+            from curator.report import write_report  # noqa: PLC0415
+
+            write_report(result, report)
         return result.raise_on_failure() if raise_on_failure else result
 
     def replay(self, source: str | RunResult, executor: BaseExecutor | str | None = None, *,

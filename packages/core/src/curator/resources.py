@@ -16,8 +16,10 @@ class Resources:
     Parameters:
         cpus: CPU cores per worker (fractional allowed, e.g. 0.5 for light I/O stages).
         gpus: whole or fractional GPUs per worker (0.25 packs four workers on one GPU).
-        gpu_memory_gb: GPU memory per worker; the executor turns it into the matching fraction
-            of the node's GPU. Give either ``gpus`` or ``gpu_memory_gb``, not both.
+        gpu_memory_gb: GPU memory per worker; a Ray executor turns it into the matching fraction
+            of the smallest GPU among the cluster's GPU nodes, known from their accelerator
+            type or the executor's ``gpu_memory_gb_per_gpu`` (see
+            :mod:`curator.executors.gpu_sizing`). Give either ``gpus`` or ``gpu_memory_gb``.
     """
 
     cpus: float = 1.0
@@ -47,7 +49,8 @@ class Resources:
         return self.gpus > 0 or self.gpu_memory_gb > 0
 
     def gpu_fraction(self, node_gpu_memory_gb: float | None) -> float:
-        """GPUs per worker: ``gpus``, or ``gpu_memory_gb`` as a fraction of the node's GPU."""
+        """GPUs per worker: ``gpus``, or ``gpu_memory_gb`` as a fraction of a GPU of
+        ``node_gpu_memory_gb`` (a whole GPU when that is ``None``: a cluster without GPUs)."""
         if self.gpus:
             return self.gpus
         if self.gpu_memory_gb:

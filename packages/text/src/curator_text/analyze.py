@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["add_arguments", "run", "analyze"]
+__all__ = ["add_arguments", "run", "analyze", "render_html"]
 
 DEFAULT_FILTERS = ["WordCountFilter", "NonAlphaNumericFilter", "UrlsFilter",
                    "RepeatingTopNGramsFilter", "BoilerPlateStringFilter", "MeanWordLengthFilter"]
@@ -23,6 +23,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--text-field", default="text")
     parser.add_argument("--bins", type=int, default=10)
     parser.add_argument("--json", action="store_true", help="print the statistics as JSON")
+    parser.add_argument("--html", metavar="PATH", help="also write the histograms (thresholds "
+                        "marked) as an HTML page that opens offline, drawn as in run reports")
 
 
 def _make_filter(spec: str) -> Any:
@@ -67,8 +69,35 @@ def analyze(paths: list[str], filters: list[Any], text_field: str = "text",
             stats["quantiles"] = {str(q): float(np.quantile(scores, q)) for q in qs}
             counts, edges = np.histogram(scores, bins=bins)
             stats["histogram"] = {"counts": counts.tolist(), "edges": edges.tolist()}
+        stats["thresholds"] = _thresholds(f)
         out[f"{f.name}#{i}" if any(g.name == f.name for g in filters[:i]) else f.name] = stats
     return out
+
+
+def _thresholds(f: Any) -> list[float]:
+    """The filter's numeric bounds (attributes named like ``min``, ``max``, ``threshold``,
+    ``cutoff``), to mark on its histogram."""
+    keys = ("min", "max", "threshold", "cutoff")
+    return sorted({float(v) for k, v in vars(f).items()
+                   if any(w in k.lower() for w in keys) and isinstance(v, int | float)
+                   and not isinstance(v, bool) and np.isfinite(v)})
+
+
+def render_html(stats: dict[str, dict[str, Any]]) -> str:
+    """The histograms of :func:`analyze` as one offline HTML page (run-report style)."""
+    from curator.report import render_page, svg_histogram  # noqa: PLC0415
+
+    sections = []
+    for name, s in stats.items():
+        if not s["count"]:
+            sections.append((name, "<p>no documents</p>"))
+            continue
+        h = s["histogram"]
+        sections.append((name, f"<p>{s['count']} documents; the default threshold keeps "
+                               f"{s['kept_fraction']:.1%}</p>" + svg_histogram(
+                                   h["counts"], h["edges"], f"{name} score",
+                                   s.get("thresholds"))))
+    return render_page("curator analyze: score histograms", sections)
 
 
 def _print(stats: dict[str, dict[str, Any]]) -> None:
@@ -92,4 +121,9 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(stats, indent=2))
     else:
         _print(stats)
+    if args.html:
+        from pathlib import Path  # noqa: PLC0415
+
+        Path(args.html).write_text(render_html(stats), "utf-8")
+        print(f"histograms written to {args.html}")
     return 0

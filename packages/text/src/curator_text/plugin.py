@@ -8,7 +8,8 @@ from curator.plugins.hookspecs import Register, hookimpl
 __all__ = ["curator_register_readers", "curator_register_writers", "curator_register_filters",
            "curator_register_modifiers",
            "curator_register_stages", "curator_register_commands",
-           "curator_register_deduplicators", "curator_register_embedders"]
+           "curator_register_deduplicators", "curator_register_embedders",
+           "curator_register_classifiers"]
 
 
 @hookimpl
@@ -25,6 +26,9 @@ def curator_register_writers(register: Register) -> None:
 
     register(JsonlWriter, modality="text")
     register(ParquetWriter, modality="text")
+    from curator_text.tokenization import MegatronTokenizerWriter  # noqa: PLC0415
+
+    register(MegatronTokenizerWriter, modality="text")
 
 
 @hookimpl
@@ -33,6 +37,9 @@ def curator_register_filters(register: Register) -> None:
 
     for cls in (F.ScoreFilter, F.Score, F.Filter, *F.HEURISTIC_FILTERS, *F.MODEL_FILTERS):
         register(cls, modality="text")
+    from curator_text.decontamination import TaskDecontamination  # noqa: PLC0415
+
+    register(TaskDecontamination, modality="text")
 
 
 @hookimpl
@@ -41,6 +48,10 @@ def curator_register_modifiers(register: Register) -> None:
 
     for cls in (Modify, *MODIFIERS):
         register(cls, modality="text")
+    from curator_text.pii import PiiModifier, PiiRedactionStage  # noqa: PLC0415
+
+    register(PiiModifier, modality="text")
+    register(PiiRedactionStage, modality="text")
 
 
 @hookimpl
@@ -81,3 +92,13 @@ def curator_register_embedders(register: Register) -> None:
     from curator_text.embedders import EmbeddingCreatorStage  # noqa: PLC0415
 
     register(EmbeddingCreatorStage, modality="text")
+
+
+@hookimpl
+def curator_register_classifiers(register: Register) -> None:
+    from curator_text.classifiers import CLASSIFIERS  # noqa: PLC0415
+    from curator_text.models import TokenizerStage  # noqa: PLC0415
+
+    for cls in CLASSIFIERS:
+        register(cls, modality="text")
+    register(TokenizerStage, modality="text")  # its class kind: stage

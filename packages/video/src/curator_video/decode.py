@@ -8,7 +8,7 @@ import numpy as np
 
 from curator_video.tasks import VideoMetadata
 
-__all__ = ["read_metadata", "open_decord", "read_frames"]
+__all__ = ["read_metadata", "open_decord", "read_frames", "read_all_frames_av"]
 
 
 def read_metadata(path: str) -> VideoMetadata:
@@ -67,3 +67,21 @@ def read_frames(reader: Any, indices: list[int], chunk: int = 64) -> np.ndarray:
     parts = [reader.get_batch(indices[i:i + chunk]).asnumpy()
              for i in range(0, len(indices), chunk)]
     return np.concatenate(parts)
+
+
+def read_all_frames_av(path: str, width: int, height: int) -> tuple[np.ndarray, float]:
+    """Every frame of ``path`` scaled to ``width`` x ``height`` (bicubic, as ffmpeg's ``-s``)
+    as ``(N, height, width, 3)`` uint8 RGB, and the stream's fps; decoded with PyAV, which
+    (unlike decord) scales to odd sizes such as TransNetV2's 48x27."""
+    import av
+    import fsspec
+
+    with fsspec.open(path, "rb") as fh:
+        with av.open(fh) as container:
+            stream = container.streams.video[0]
+            fps = float(stream.average_rate or stream.guessed_rate or 0)
+            frames = [f.to_ndarray(width=width, height=height, format="rgb24",
+                                   interpolation="BICUBIC") for f in container.decode(stream)]
+    if not frames:
+        raise ValueError(f"{path}: no frame could be decoded")
+    return np.stack(frames), fps

@@ -38,16 +38,21 @@ def curator_register_embedders(register: Register) -> None:
 @hookimpl
 def curator_register_deduplicators(register: Register) -> None:
     from curator_video.embed.dedup import ClipSemanticDedupStage
+    from curator_video.embed.workflow import ClipSemanticDeduplicationWorkflow
     register(ClipSemanticDedupStage, modality="video")
+    register(ClipSemanticDeduplicationWorkflow, modality="video")
 
 
 @hookimpl
 def curator_register_stages(register: Register) -> None:
+    from curator_video.caption.stage import CaptionGenerationStage
     from curator_video.frames import ClipFrameExtractionStage
     from curator_video.io.reader import VideoListStage, VideoMetadataStage
     from curator_video.split.fixed_stride import FixedStrideSplitStage
     from curator_video.split.scene import SceneCutSplitStage
+    from curator_video.split.transnetv2 import TransNetV2ClipExtractionStage
     from curator_video.transcode import ClipTranscodingStage
     for cls in (VideoListStage, VideoMetadataStage, FixedStrideSplitStage, SceneCutSplitStage,
-                ClipFrameExtractionStage, ClipTranscodingStage):
+                TransNetV2ClipExtractionStage, ClipFrameExtractionStage, ClipTranscodingStage,
+                CaptionGenerationStage):
         register(cls, modality="video")

@@ -42,6 +42,7 @@ class Clip:
         scores: named scores (``motion``, ``aesthetic`` …).
         embedding: the clip embedding (1-D float32), or ``None``.
         encoded_data: the clip encoded as MP4 bytes (``ClipTranscodingStage``), or ``None``.
+        caption: the clip's caption (``CaptionGenerationStage``), ``""`` before captioning.
         filtered_by: name of the stage that filtered the clip out ("" if kept).
     """
 
@@ -53,6 +54,7 @@ class Clip:
     scores: dict[str, float] = field(default_factory=dict)
     embedding: Any = None
     encoded_data: bytes | None = None
+    caption: str = ""
     filtered_by: str = ""
 
     @classmethod

@@ -141,19 +141,19 @@ class ArxivDownloadExtractStage(DocumentDownloadExtractStage):
     with ``id``, ``source_id`` and ``text``.
 
     Parameters:
-        download_dir: where tarballs are downloaded (resumable).
+        download_dir: where tarballs are downloaded (resumable; default ``./arxiv_downloads``).
         tar_paths: tarballs you already have or their URLs (directory, glob, list); default:
             list arXiv's S3 bucket (needs s3fs and AWS credentials).
         url_limit / record_limit / add_filename_column: as for every download stage.
     """
 
-    def __init__(self, download_dir: str = "", verbose: bool = False,
+    def __init__(self, download_dir: str = "./arxiv_downloads", verbose: bool = False,
                  url_limit: int | None = None, record_limit: int | None = None,
                  add_filename_column: bool | str = True,
                  tar_paths: str | list[str] | None = None,
                  name: str = "ArxivDownloadExtractStage"):
         if tar_paths is None and not download_dir:
-            raise ConfigError(f"{name}: download_dir is required (or give tar_paths)")
+            raise ConfigError(f"{name}: download_dir must not be empty (or give tar_paths)")
         if tar_paths is None:
             urls: URLGenerator = ArxivUrlGenerator()
         elif isinstance(tar_paths, list) and any("://" in p and not p.startswith("file://")

@@ -168,25 +168,31 @@ class CommonCrawlWarcIterator(DocumentIterator):
         with open(file_path, "rb") as fh:
             gzipped = fh.read(2) == _GZIP_MAGIC[:2]
             fh.seek(0)
-            if not gzipped:
-                yield from self._records(fh.read(), source_id, 0)
+            if not gzipped:  # an uncompressed WARC file: streamed, offsets from FastWARC
+                head = fh.read(80)
+                fh.seek(0)
+                yield from self._records(fh, head, source_id, None)
                 return
             for offset, data, error in iter_gzip_members(fh):
                 if data is None:
                     self.reject("corrupt or truncated gzip member", error=error, offset=offset)
                     continue
-                yield from self._records(data, source_id, offset)
+                yield from self._records(io.BytesIO(data), data[:80], source_id, offset)
 
-    def _records(self, data: bytes, source_id: str, offset: int) -> Iterator[dict[str, Any]]:
+    def _records(self, stream: BinaryIO, head: bytes, source_id: str,
+                 member_offset: int | None) -> Iterator[dict[str, Any]]:
         from fastwarc.warc import ArchiveIterator, WarcRecordType  # noqa: PLC0415
 
-        if not data.startswith(b"WARC/"):
+        offset = member_offset or 0
+        if not head.startswith(b"WARC/"):
             self.reject("malformed WARC record: no 'WARC/' version line", offset=offset,
-                        error=repr(data[:80]))
+                        error=repr(head))
             return
         n = 0
-        for record in ArchiveIterator(io.BytesIO(data), parse_http=False,
+        for record in ArchiveIterator(stream, parse_http=False,
                                       record_types=WarcRecordType.any_type):
+            if member_offset is None:
+                offset = record.stream_pos
             n += 1
             rtype = record.record_type
             if rtype != WarcRecordType.response:
@@ -208,7 +214,7 @@ class CommonCrawlWarcIterator(DocumentIterator):
                    "charset": record.http_charset, "offset": offset}
         if n == 0:
             self.reject("malformed WARC record: headers could not be parsed", offset=offset,
-                        error=repr(data[:80]))
+                        error=repr(head))
 
 
 class CommonCrawlHTMLExtractor(DocumentExtractor):
@@ -280,17 +286,20 @@ class CommonCrawlDownloadExtractStage(DocumentDownloadExtractStage):
         warc_paths: WARC files a user already has (directory, glob, ``file://`` or list);
             given, no snapshot listing is read.
         data_prefix / index_url: where snapshots are listed and served (point them at a mirror).
+        use_aws_to_download: read from ``s3://commoncrawl`` through fsspec (needs ``s3fs``).
     """
 
     def __init__(self, start_snapshot: str | None = None, end_snapshot: str | None = None,
                  download_dir: str = "", crawl_type: str = "main",
                  html_extraction: HTMLExtractorAlgorithm | str | None = None,
                  html_extraction_kwargs: dict[str, Any] | None = None,
-                 stop_lists: dict[str, frozenset[str]] | None = None, verbose: bool = False,
-                 url_limit: int | None = None, record_limit: int | None = None,
+                 stop_lists: dict[str, frozenset[str]] | None = None,
+                 use_aws_to_download: bool = False, verbose: bool = False, url_limit: int | None = None, record_limit: int | None = None,
                  add_filename_column: bool | str = True,
                  warc_paths: str | list[str] | None = None, data_prefix: str = DATA_PREFIX,
                  index_url: str = INDEX_URL, name: str = "CommonCrawlDownloadExtractStage"):
+        if use_aws_to_download and data_prefix == DATA_PREFIX:
+            data_prefix = "s3://commoncrawl"  # read through fsspec (needs s3fs)
         if crawl_type != "main":
             raise ConfigError(f"{name}: crawl_type={crawl_type!r} is not supported; use 'main'")
         if warc_paths is not None:

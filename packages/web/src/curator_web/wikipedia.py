@@ -168,21 +168,22 @@ class WikipediaDownloadExtractStage(DocumentDownloadExtractStage):
 
     Parameters:
         language: the wiki's language code (``"en"``).
-        download_dir: where dump files are downloaded (resumable).
+        download_dir: where dump files are downloaded (resumable; default
+            ``./wikipedia_downloads``).
         dump_date: ``"YYYYMMDD"`` (default: the newest dump).
         wikidumps_index_prefix: where dumps are served (point it at a mirror).
         dump_paths: dump files you already have (directory, glob or list); no listing is read.
         url_limit / record_limit / add_filename_column: as for every download stage.
     """
 
-    def __init__(self, language: str = "en", download_dir: str = "",
+    def __init__(self, language: str = "en", download_dir: str = "./wikipedia_downloads",
                  dump_date: str | None = None, wikidumps_index_prefix: str = DUMPS_PREFIX,
                  verbose: bool = False, url_limit: int | None = None,
                  record_limit: int | None = None, add_filename_column: bool | str = True,
                  dump_paths: str | list[str] | None = None,
                  name: str = "WikipediaDownloadExtractStage"):
         if dump_paths is None and not download_dir:
-            raise ConfigError(f"{name}: download_dir is required (or give dump_paths)")
+            raise ConfigError(f"{name}: download_dir must not be empty (or give dump_paths)")
         urls: URLGenerator = (LocalFilesUrlGenerator(dump_paths, [".bz2", ".xml"])
                               if dump_paths is not None else
                               WikipediaUrlGenerator(language, dump_date, wikidumps_index_prefix))

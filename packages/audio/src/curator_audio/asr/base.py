@@ -18,13 +18,17 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
 __all__ = ["ASRModel", "register_asr_model", "get_asr_model", "registered_asr_models"]
 
 _MODELS: dict[str, str | type[ASRModel]] = {
-    "wav2vec2": "curator_audio.asr.wav2vec2:Wav2Vec2CTCModel",  # imported on first use
+    # imported on first use
+    "wav2vec2": "curator_audio.asr.wav2vec2:Wav2Vec2CTCModel",  # torchaudio or HF layout
+    "wav2vec2_hf": "curator_audio.asr.hf_wav2vec2:HFWav2Vec2CTCModel",
+    "whisper": "curator_audio.asr.whisper:WhisperModel",
 }
 
 
@@ -36,8 +40,9 @@ class ASRModel(ABC):
 
     @classmethod
     @abstractmethod
-    def load(cls, model_dir: str, device: str) -> ASRModel:
-        """Load the model from ``model_dir`` onto ``device`` (``"cpu"`` or ``"cuda"``)."""
+    def load(cls, model_dir: str, device: str, **options: Any) -> ASRModel:
+        """Load the model from ``model_dir`` onto ``device`` (``"cpu"`` or ``"cuda"``);
+        ``options`` are the stage's ``model_kwargs`` (a model without options takes none)."""
 
     @abstractmethod
     def transcribe(self, waveforms: list[np.ndarray]) -> list[str]:

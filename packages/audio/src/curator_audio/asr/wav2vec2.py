@@ -1,5 +1,9 @@
 """A torchaudio wav2vec2 CTC model loaded from a directory, with greedy CTC decoding.
 
+A directory whose ``config.json`` is a transformers config (a ``Wav2Vec2ForCTC`` download) is
+handed to :class:`curator_audio.asr.hf_wav2vec2.HFWav2Vec2CTCModel` instead. The torchaudio
+layout:
+
 ``model_dir`` holds:
 
 - ``config.json``: keyword arguments of ``torchaudio.models.wav2vec2_model`` (``aux_num_out`` =
@@ -55,11 +59,16 @@ class Wav2Vec2CTCModel(ASRModel):
         self.normalize_waveform = bool(config.get("normalize_waveform", False))
 
     @classmethod
-    def load(cls, model_dir: str, device: str = "cpu") -> Wav2Vec2CTCModel:
+    def load(cls, model_dir: str, device: str = "cpu") -> ASRModel:
         import io
 
         import torch
         from torchaudio.models import wav2vec2_model
+
+        from curator_audio.asr.hf_wav2vec2 import HFWav2Vec2CTCModel, is_hf_directory
+
+        if is_hf_directory(model_dir):
+            return HFWav2Vec2CTCModel.load(model_dir, device)
 
         config = _read(model_dir, CONFIG_FILE)
         labels = _read(model_dir, LABELS_FILE)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from curator.stages.base import StageIO
@@ -19,9 +19,18 @@ __all__ = ["ASRStage"]
 class ASRStage(AudioRecordStage):
     """Transcribes each record into ``pred_text_key``.
 
-    The model is an :class:`curator_audio.asr.ASRModel` chosen by ``model_type`` (built in:
-    ``wav2vec2``, a torchaudio wav2vec2 CTC model from ``config.json`` + ``model.pt`` +
-    ``labels.json`` in ``model_dir``, greedy CTC decoding); plugins register more. Audio is decoded
+    The model is an :class:`curator_audio.asr.ASRModel` chosen by ``model_type``; built in:
+
+    - ``wav2vec2``: a Hugging Face ``Wav2Vec2ForCTC`` directory (e.g. a download of
+      ``facebook/wav2vec2-base-960h``) or the torchaudio layout (``config.json`` with
+      ``wav2vec2_model`` arguments + ``model.pt`` + ``labels.json``); greedy CTC decoding;
+    - ``wav2vec2_hf``: the Hugging Face layout only;
+    - ``whisper``: a ``WhisperForConditionalGeneration`` directory (e.g. a download of
+      ``openai/whisper-large-v3``); ``model_kwargs`` ``language``, ``task``
+      (``transcribe``/``translate``), ``chunk_length_s`` (long audio is cut into chunks of at
+      most 30 s), ``max_new_tokens``, ``num_beams``, ``fp16``.
+
+    Plugins register more. Audio is decoded
     (or taken from ``waveform``), resampled to the model's rate, sorted by length and run in
     padded batches of ``inference_batch_size`` with their lengths. Runs on CUDA when the stage's
     resources ask for a GPU and one is present, else on CPU. Undecodable audio is rejected.
@@ -29,6 +38,7 @@ class ASRStage(AudioRecordStage):
     Args:
         model_dir: directory (any fsspec path) holding the model files.
         model_type: registered ASR model name.
+        model_kwargs: options for the model's ``load`` (see above).
         pred_text_key: output field for the transcript.
         inference_batch_size: waveforms per forward pass.
     """
@@ -36,6 +46,7 @@ class ASRStage(AudioRecordStage):
     model_dir: str = ""
     path_params: ClassVar[tuple[str, ...]] = ("model_dir",)  # resolved on the driver
     model_type: str = "wav2vec2"
+    model_kwargs: dict[str, Any] = field(default_factory=dict)
     pred_text_key: str = "pred_text"
     inference_batch_size: int = 16
     filepath_key: str = "audio_filepath"
@@ -54,6 +65,9 @@ class ASRStage(AudioRecordStage):
                                  f"build a test model with curator_audio.testing."
                                  f"make_tiny_wav2vec2_model(path)")
         get_asr_model(self.model_type)  # unknown type: a clear error now, not on the workers
+        if not isinstance(self.model_kwargs, dict):
+            raise ValueError(f"{self.name}: model_kwargs must be a dict of options for "
+                             f"{self.model_type!r}, got {self.model_kwargs!r}")
         if not isinstance(self.inference_batch_size, int) or self.inference_batch_size < 1:
             raise ValueError(f"{self.name}: inference_batch_size must be an int >= 1")
 
@@ -71,7 +85,8 @@ class ASRStage(AudioRecordStage):
         return "cpu"
 
     def setup(self, worker_metadata: dict[str, Any] | None = None) -> None:
-        self._model: ASRModel = get_asr_model(self.model_type).load(self.model_dir, self.device)
+        self._model: ASRModel = get_asr_model(self.model_type).load(
+            self.model_dir, self.device, **self.model_kwargs)
 
     def process(self, task: AudioBatch) -> AudioBatch:
         if getattr(self, "_model", None) is None:

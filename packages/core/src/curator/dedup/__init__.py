@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from curator.dedup.exact import ExactDeduplicationWorkflow
 from curator.dedup.semantic import KEEP_STRATEGIES, find_semantic_duplicates
+from curator.dedup.semantic_stage import SemanticDeduplicationStage
 from curator.dedup.semantic_workflow import SemanticDeduplicationWorkflow
 from curator.dedup.workflow import DeduplicationResult, DeduplicationWorkflow, RemoveDuplicatesStage
 
 __all__ = ["ExactDeduplicationWorkflow", "SemanticDeduplicationWorkflow", "DeduplicationWorkflow",
            "DeduplicationResult", "RemoveDuplicatesStage", "find_semantic_duplicates",
-           "KEEP_STRATEGIES"]
+           "KEEP_STRATEGIES", "SemanticDeduplicationStage"]

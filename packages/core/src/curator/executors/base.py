@@ -28,7 +28,7 @@ from typing import Any, ClassVar
 
 from curator.checkpoint import CheckpointStore, PartitionTracker
 from curator.errors import CuratorError
-from curator.executors.stats import RunStats
+from curator.executors.stats import RunStats, peak_rss_mb
 from curator.rejected import FailedTask, RejectedRecord, RejectedSink
 from curator.stages.base import ProcessingStage
 from curator.tasks import EMPTY_TASK, EmptyTask, StagePerf, Task
@@ -126,6 +126,13 @@ class RunResult(list):
         super().__init__(tasks)
         self.stats = stats
         self.rejected = rejected
+        self.spec: dict[str, Any] | None = None  # what ran; Pipeline.run fills it in
+
+    def report(self, spec: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The run report (a JSON-safe dict; schema in ``docs/run-report.md``)."""
+        from curator.report import build_report  # noqa: PLC0415
+
+        return build_report(self, spec)
 
     @property
     def failed(self) -> list[FailedTask]:
@@ -253,6 +260,7 @@ class BaseExecutor(ABC):
         """Wrap outputs, fill in rejected counts and print the summary if asked."""
         for s in stats.stages:
             s.rejected = context.sink.counts.get(s.name, 0) - s.failed_tasks
+        stats.peak_rss_mb = peak_rss_mb()
         result = RunResult(outputs, stats, context.sink)
         if context.summary:
             print(result.summary(), file=sys.stderr, flush=True)

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import functools
-import multiprocessing as mp
 import os
 import queue
 import threading
 import time
+import warnings
 from typing import Any
 
 from curator.executors.base import (
@@ -19,7 +19,13 @@ from curator.executors.base import (
 )
 from curator.executors.retry import apply_report, outcome_report, run_with_retries
 from curator.executors.stats import ProgressReporter, RunStats
-from curator.executors.workers import ProcessWorker, StageSetupError, ThreadWorker, WorkerDied
+from curator.executors.workers import (
+    ProcessWorker,
+    StageSetupError,
+    ThreadWorker,
+    WorkerDied,
+    worker_command,
+)
 from curator.stages.base import ProcessingStage
 from curator.tasks import EmptyTask, Task
 
@@ -59,7 +65,9 @@ class LocalExecutor(BaseExecutor):
 
     Tasks flow through bounded queues (memory stays flat as the input grows). Each stage gets
     workers from its ``Resources`` and the machine (or ``num_workers``): threads for stages with
-    ``worker_mode="thread"``, child processes for ``worker_mode="process"``. ``setup()`` runs once
+    ``worker_mode="thread"``, worker processes for ``worker_mode="process"``. Worker processes are
+    fresh interpreters that receive the stage by value and never import the user's ``__main__``,
+    so scripts without a main guard, ``python -c``, stdin and notebooks work. ``setup()`` runs once
     per worker, ``teardown()`` at the end. A failing task is retried, then written with its
     traceback to the rejected sink; a dead worker process is replaced.
 
@@ -69,15 +77,13 @@ class LocalExecutor(BaseExecutor):
             ``batch_size``).
         max_retries: overrides the run's retry count.
         cpus: cores to plan for (default: this machine's).
-        start_method: multiprocessing start method for process workers (default "forkserver").
     """
 
     name = "local"
 
     def __init__(self, config: dict[str, Any] | None = None, **kwargs: Any) -> None:
         super().__init__({**(config or {}), **kwargs})
-        unknown = set(self.config) - {"num_workers", "queue_size", "max_retries", "cpus",
-                                      "start_method"}
+        unknown = set(self.config) - {"num_workers", "queue_size", "max_retries", "cpus"}
         if unknown:
             raise ValueError(f"LocalExecutor: unknown config keys {sorted(unknown)}")
 
@@ -97,6 +103,17 @@ class LocalExecutor(BaseExecutor):
         return self.finish(ctx, run.stats, outputs)
 
 
+def _processes_available(stages: list[ProcessingStage]) -> bool:
+    """Whether worker processes can start here; else warn once that threads run them."""
+    wanted = [s.name for s in stages if s.worker_mode == "process"]
+    if not wanted or worker_command(0) is not None:
+        return True
+    warnings.warn(f"LocalExecutor: this Python cannot start worker processes (no executable), so "
+                  f"the process-mode stages {wanted} run in threads of this process",
+                  RuntimeWarning, stacklevel=4)
+    return False
+
+
 class _LocalRun:
     """One execution: queues, worker threads, bookkeeping."""
 
@@ -113,9 +130,7 @@ class _LocalRun:
         self.queues: list[queue.Queue] = [queue.Queue()]
         for s, n in zip(stages[1:], self.n_workers[1:], strict=True):
             self.queues.append(queue.Queue(maxsize=qsize or max(2 * n + 2, s.batch_size * (n + 1))))
-        self.mp_ctx = mp.get_context(executor.config.get("start_method", "forkserver"))
-        if self.mp_ctx.get_start_method() == "forkserver":  # workers start with curator imported
-            self.mp_ctx.set_forkserver_preload(["__main__", "curator"])
+        self.processes = _processes_available(stages)
         self.stop = threading.Event()
         self.fatal: list[BaseException] = []
         self.results: list[Task] = []
@@ -210,8 +225,8 @@ class _LocalRun:
         name = f"{stage.name}-{w}"
         runner: ThreadWorker | ProcessWorker | None = None
         try:
-            if stage.worker_mode == "process":
-                runner = ProcessWorker(stage, name, self.mp_ctx)
+            if stage.worker_mode == "process" and self.processes:
+                runner = ProcessWorker(stage, name)
                 with self.lock:
                     self.procs.append(runner)
             else:

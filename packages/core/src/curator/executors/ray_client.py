@@ -84,9 +84,22 @@ def _wait_for_port(host: str, port: int, deadline: float) -> None:
             time.sleep(0.25)
 
 
+def _causes(exc: BaseException) -> str:
+    """The last line of each exception under ``exc`` (``ray.init`` wraps the real cause, e.g.
+    a refused token, in "Failed to connect to Ray cluster")."""
+    lines, seen, cur = [], set(), exc.__cause__ or exc.__context__
+    while cur is not None and id(cur) not in seen:
+        seen.add(id(cur))
+        text = [ln.strip() for ln in str(cur).strip().splitlines() if ln.strip()]
+        if text:
+            lines.append(f"{type(cur).__name__}: {text[-1]}")
+        cur = cur.__cause__ or cur.__context__
+    return "; caused by ".join(lines)
+
+
 def _auth_hint(exc: BaseException | None = None) -> str:
     """What to say when a connect fails on a cluster that may use Ray's token authentication."""
-    text = f"{exc!r}".lower() if exc is not None else ""
+    text = f"{exc!r} {_causes(exc)}".lower() if exc is not None else ""
     if (os.environ.get("RAY_AUTH_MODE", "").lower() == "token"
             or any(w in text for w in ("unauthenticated", "authentication", "auth token"))):
         token = ("RAY_AUTH_TOKEN / RAY_AUTH_TOKEN_PATH is set" if
@@ -135,7 +148,9 @@ def session_processes(session_dir: str | os.PathLike[str],
     create_time)`` pairs still alive (Ray's agents retitle themselves ``ray::...``)."""
     import psutil  # noqa: PLC0415
 
-    key = str(session_dir).rstrip("/")
+    key = os.path.abspath(str(session_dir)).rstrip("/")
+    if not str(session_dir) or key.count("/") < 2 or key in ("/tmp", "/tmp/ray", "/var/tmp"):  # noqa: S108
+        raise ValueError(f"session_processes: {session_dir!r} is not one session's directory")
     me = os.getpid()
     found: dict[int, Any] = {}
     for pid, created in pids:
@@ -176,10 +191,12 @@ def _owner_alive(record: dict[str, Any]) -> bool:
     import psutil  # noqa: PLC0415
 
     try:
-        return abs(psutil.Process(record["owner_pid"]).create_time()
-                   - record["owner_create_time"]) < 1e-3
+        return abs(psutil.Process(int(record["owner_pid"])).create_time()
+                   - float(record["owner_create_time"])) < 1e-3
     except psutil.Error:
         return False
+    except (KeyError, TypeError, ValueError):
+        return True  # not a record of ours: never act on it
 
 
 def sweep_orphans(temp_dir: str | os.PathLike[str] = "/tmp/ray") -> int:
@@ -196,9 +213,11 @@ def sweep_orphans(temp_dir: str | os.PathLike[str] = "/tmp/ray") -> int:
             record = json.loads(path.read_text())
         except (OSError, ValueError):
             continue
-        if _owner_alive(record):
-            continue
-        procs = session_processes(record["session_dir"],
+        session = os.path.realpath(str(record.get("session_dir") or "/"))
+        if _owner_alive(record) or not session.startswith(
+                os.path.realpath(temp_dir) + "/session_"):
+            continue  # a live driver's cluster, or a record naming no session of this temp dir
+        procs = session_processes(session,
                                   [tuple(p) for p in record.get("pids", [])])
         end_processes(procs)
         ended += len(procs)
@@ -254,12 +273,12 @@ class RayClient:
     # -- lifecycle ---------------------------------------------------------------------------
     def start(self) -> RayClient:
         """Join or start the cluster and check that it runs a task; returns ``self``."""
+        deadline = time.monotonic() + self.timeout_s  # the whole start, `import ray` included
         # Under `uv run`, Ray would ship the project to every worker and re-run `uv` there:
         # slow and needless on one machine (workers use this interpreter).
         os.environ.setdefault("RAY_ENABLE_UV_RUN_RUNTIME_ENV", "0")
         import ray  # noqa: PLC0415
 
-        deadline = time.monotonic() + self.timeout_s
         how, address = resolve_address(self._address)
         self.how = how
         if how == "initialized" or ray.is_initialized():
@@ -443,7 +462,8 @@ class RayClient:
             raise
         except Exception as exc:
             hint = _auth_hint(exc) or hint
-            raise RayStartError(f"could not {what} ({time.monotonic() - start:.1f}s): {exc}. "
-                                f"{hint}") from exc
+            cause = _causes(exc)
+            raise RayStartError(f"could not {what} ({time.monotonic() - start:.1f}s): {exc}"
+                                f"{f' (caused by {cause})' if cause else ''}. {hint}") from exc
         finally:
             watchdog.cancel()

@@ -119,5 +119,6 @@ def apply_outcome(ctx: RunContext, stats: RunStats, index: int, stage_name: str,
         stats.bump(index, "worker_restarts", restarts)
     if skipped:
         stats.bump(index, "skipped", skipped)
+    stats.count_reasons(index, call.rejected)
     stats.record(index, tasks_in=tasks_in, tasks_out=len(call.outputs), items_in=call.items_in,
                  items_out=call.items_out, busy_s=call.busy_s)

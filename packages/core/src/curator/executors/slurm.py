@@ -46,9 +46,10 @@ class SlurmRayClient(RayClient):
     """Starts a Ray cluster over the Slurm allocation this process runs in, and stops it.
 
     Run the driver script once, from the ``sbatch`` script (it runs on the allocation's first
-    node). :meth:`start` starts the Ray head here (in this process, as :class:`RayClient`
-    does), then one ``ray start --address=<head> --block`` per other node of the allocation,
-    launched with ``srun`` as one job step, and waits until every node has joined.
+    node), or under ``salloc`` (then the driver's machine need not be one of the allocated
+    nodes). :meth:`start` starts the Ray head here (in this process, as :class:`RayClient`
+    does), then one ``ray start --address=<head> --block`` per allocated node other than this
+    one, launched with ``srun`` as one job step, and waits until every node has joined.
     :attr:`address` (also exported as ``RAY_ADDRESS`` while the cluster runs, so executors and
     child processes join it) is the head's GCS address. :meth:`stop` shuts the head down and
     ends the ``srun`` step (by its process id), so nothing is left behind. Outside Slurm (no
@@ -97,15 +98,18 @@ class SlurmRayClient(RayClient):
                 "once, straight from the sbatch script (`python pipeline.py`): SlurmRayClient "
                 "starts the Ray workers on the other nodes itself")
         self.nodes = slurm_nodes(os.environ.get("SLURM_JOB_NODELIST", socket.gethostname()))
+        # the batch script runs on a node of the allocation; under salloc the driver may run
+        # outside it (a login node), and then every allocated node gets a Ray worker
         here = os.environ.get("SLURMD_NODENAME") or socket.gethostname()
-        others = [n for n in self.nodes if n != here] if here in self.nodes else self.nodes[1:]
+        others = [n for n in self.nodes if n != here]
         super().start()
         self._old_ray_address = os.environ.get("RAY_ADDRESS")
         os.environ["RAY_ADDRESS"] = self.address or ""
         if others:
             try:
+                expected = len(alive_nodes()) + len(others)
                 self._start_workers(others)
-                self._wait_for_nodes(len(others) + 1)
+                self._wait_for_nodes(expected)
             except BaseException:
                 self.stop()
                 raise

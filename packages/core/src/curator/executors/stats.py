@@ -8,7 +8,20 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import TextIO
 
-__all__ = ["StageStats", "RunStats", "ProgressReporter"]
+__all__ = ["StageStats", "RunStats", "ProgressReporter", "StageProgress", "MAX_REASONS", "peak_rss_mb"]
+
+MAX_REASONS = 50
+"""Distinct rejection reasons counted per stage (reasons are short fixed strings by convention)."""
+
+
+def peak_rss_mb() -> float:
+    """Peak resident set size, in MiB, of this process and its waited-for children."""
+    import resource  # noqa: PLC0415 - POSIX only
+
+    scale = 1 / 1024 if sys.platform != "darwin" else 1 / 1024**2  # KiB on Linux, bytes on macOS
+    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    return max(own, kids) * scale
 
 
 @dataclass
@@ -27,6 +40,9 @@ class StageStats:
     rejected: int = 0
     skipped: int = 0
     worker_restarts: int = 0
+    rejected_by_reason: dict[str, int] = field(default_factory=dict)
+    timeline: dict[int, int] = field(default_factory=dict, repr=False)
+    """Items in per second of the run (second since the start -> items), for the reports."""
 
     @property
     def throughput(self) -> float:
@@ -35,6 +51,7 @@ class StageStats:
 
     def to_dict(self) -> dict:
         d = asdict(self)
+        del d["timeline"]
         d["throughput_items_per_s"] = round(self.throughput, 2)
         return d
 
@@ -47,6 +64,8 @@ class RunStats:
     started_at: float = field(default_factory=time.time)
     wall_s: float = 0.0
     executor: str = ""
+    peak_rss_mb: float = 0.0
+    """Peak resident memory of the driver and its finished child processes (set at the end)."""
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @classmethod
@@ -63,6 +82,20 @@ class RunStats:
             s.items_out += items_out
             s.busy_s += busy_s
             s.rejected += rejected
+            if items_in:
+                second = int(time.time() - self.started_at)
+                s.timeline[second] = s.timeline.get(second, 0) + items_in
+
+    def count_reasons(self, index: int, records: list) -> None:
+        """Count ``records`` (:class:`~curator.rejected.RejectedRecord`) per reason; after
+        :data:`MAX_REASONS` distinct reasons of a stage the rest count as ``"(other)"``."""
+        if not records:
+            return
+        with self._lock:
+            seen = self.stages[index].rejected_by_reason
+            for rec in records:
+                key = rec.reason if rec.reason in seen or len(seen) < MAX_REASONS else "(other)"
+                seen[key] = seen.get(key, 0) + 1
 
     def bump(self, index: int, attr: str, n: int = 1) -> None:
         with self._lock:
@@ -74,6 +107,7 @@ class RunStats:
 
     def to_dict(self) -> dict:
         return {"executor": self.executor, "wall_s": round(self.wall_s, 3),
+                "peak_rss_mb": round(self.peak_rss_mb, 1),
                 "stages": [s.to_dict() for s in self.stages]}
 
     def format_table(self) -> str:
@@ -91,32 +125,154 @@ class RunStats:
         return "\n".join(lines)
 
 
+def _eta(seconds: float | None) -> str:
+    if seconds is None:
+        return "ETA ?"
+    s = int(seconds + 0.5)
+    h, rest = divmod(s, 3600)
+    m, sec = divmod(rest, 60)
+    return f"ETA {h}:{m:02d}:{sec:02d}" if h else (f"ETA {m}:{sec:02d}" if m else f"ETA {sec}s")
+
+
+@dataclass
+class StageProgress:
+    """What the progress display shows for one stage: tasks done of the known total (the
+    tasks its upstream stage has produced so far; for the source, known once it is listed),
+    items, throughput since the stage started and the estimated time left."""
+
+    name: str
+    done: int
+    total: int | None
+    items: int
+    rate: float
+    eta_s: float | None
+
+    def line(self, elapsed: float, width: int = 119) -> str:
+        """One plain log line, at most ``width`` characters."""
+        total = "?" if self.total is None else str(self.total)
+        pct = f" {100 * self.done / self.total:3.0f}%" if self.total else ""
+        text = (f"[curator {elapsed:5.0f}s] {self.name[:32]}: {self.done}/{total} tasks{pct}, "
+                f"{self.items:,} items, {self.rate:,.0f} items/s, {_eta(self.eta_s)}")
+        return text[:width]
+
+
 class ProgressReporter:
-    """Prints a one-line status of every stage every ``interval`` seconds while a run lasts."""
+    """Live progress of a run, shared by every executor: on a terminal one bar per stage
+    (rich) with tasks done / known total, items, throughput and ETA; otherwise short plain
+    lines (< 120 characters) every ``interval`` seconds for the stages that moved.
+
+    Parameters:
+        stats: the run's statistics, which the executor updates as outcomes come in.
+        interval: seconds between plain lines (bars refresh twice a second).
+        stream: where to write (default stderr); bars only when it is a terminal.
+        extra: optional callable whose text is added as one more plain line each tick.
+        console: a ``rich.console.Console`` to draw bars on (tests: ``record=True``,
+            ``force_terminal=True``); overrides ``stream``.
+    """
 
     def __init__(self, stats: RunStats, interval: float = 5.0, stream: TextIO | None = None,
-                 extra: callable | None = None) -> None:
+                 extra: callable | None = None, console: object | None = None) -> None:
         self.stats = stats
         self.interval = interval
         self.stream = stream or sys.stderr
         self.extra = extra
+        self.console = console
+        terminal = getattr(console, "is_terminal", None)
+        if terminal is None:
+            isatty = getattr(self.stream, "isatty", None)
+            terminal = bool(isatty and isatty())
+        self.bars = terminal
+        self._first: dict[int, float] = {}
+        self._prev = stats.started_at
+        self._last: list[tuple[int, int]] = []
+        self._progress = None
+        self._tasks: list[int] = []
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="curator-progress", daemon=True)
 
     def __enter__(self) -> ProgressReporter:
+        if self.bars:
+            self._start_bars()
         self._thread.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
         self._stop.set()
         self._thread.join(timeout=2)
+        if self._progress is not None:
+            self.refresh()
+            self._progress.stop()
 
-    def line(self) -> str:
-        elapsed = time.time() - self.stats.started_at
-        parts = [f"{s.name}: {s.tasks_in}→{s.tasks_out} tasks" for s in self.stats.stages]
-        extra = f" | {self.extra()}" if self.extra else ""
-        return f"[curator {elapsed:6.1f}s] " + " | ".join(parts) + extra
+    def figures(self, now: float | None = None) -> list[StageProgress]:
+        """The current figures of every stage."""
+        now = time.time() if now is None else now
+        out = []
+        stages = self.stats.stages
+        for i, s in enumerate(stages):
+            if i == 0:
+                total = s.tasks_in if s.tasks_out or s.failed_tasks else None
+            else:
+                up = stages[i - 1]
+                total = up.tasks_out if up.tasks_in else None
+            done = s.tasks_in
+            if done and i not in self._first:  # it started between the last look and now
+                self._first[i] = self._prev
+            took = now - self._first.get(i, now)
+            items = s.items_out if i == 0 else s.items_in
+            rate = items / took if took > 0 else 0.0
+            eta = None
+            if total is not None and done >= total:
+                eta = 0.0
+            elif total is not None and done and took > 0:
+                eta = (total - done) * took / done
+            out.append(StageProgress(s.name, done, total, items, rate, eta))
+        self._prev = now
+        return out
+
+    def lines(self) -> list[str]:
+        """The plain lines of this tick: stages whose counts moved since the last tick (or the
+        first unfinished stage, as a heartbeat)."""
+        now = time.time()
+        elapsed = now - self.stats.started_at
+        figs = self.figures(now)
+        state = [(f.done, f.items) for f in figs]
+        moved = [f for f, st, old in zip(figs, state, self._last or [None] * len(figs),
+                                         strict=False) if st != old]
+        self._last = state
+        if not moved:
+            moved = [next((f for f in figs if f.total is None or f.done < f.total), figs[-1])]
+        lines = [f.line(elapsed) for f in moved]
+        if self.extra:
+            lines.append(f"[curator {elapsed:5.0f}s] {self.extra()}"[:119])
+        return lines
+
+    def _start_bars(self) -> None:
+        from rich.console import Console  # noqa: PLC0415
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn  # noqa: PLC0415
+
+        console = self.console or Console(file=self.stream)
+        self._progress = Progress(
+            TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+            TextColumn("tasks {task.fields[items]:,} items {task.fields[rate]:,.0f}/s"),
+            TextColumn("{task.fields[eta]}"), console=console, refresh_per_second=2,
+            redirect_stdout=False, redirect_stderr=False)
+        self._tasks = [self._progress.add_task(s.name[:32], total=None, items=0, rate=0.0,
+                                               eta="") for s in self.stats.stages]
+        self._progress.start()
+
+    def refresh(self) -> None:
+        """Update the bars from the statistics (bars mode) and redraw them."""
+        if self._progress is None:
+            return
+        for task, f in zip(self._tasks, self.figures(), strict=True):
+            self._progress.update(task, completed=f.done, total=f.total, items=f.items,
+                                  rate=f.rate, eta=_eta(f.eta_s))
+        self._progress.refresh()
 
     def _loop(self) -> None:
-        while not self._stop.wait(self.interval):
-            print(self.line(), file=self.stream, flush=True)
+        wait = min(self.interval, 0.5) if self.bars else self.interval
+        while not self._stop.wait(wait):
+            if self.bars:
+                self.refresh()
+            else:
+                print("\n".join(self.lines()), file=self.stream, flush=True)

@@ -1,14 +1,17 @@
-"""Stage workers for the local executor: in a thread of this process, or in a child process."""
+"""Stage workers for the local executor: in a thread of this process, or in a worker process."""
 
 from __future__ import annotations
 
 import copy
 import multiprocessing as mp
+import os
 import signal
+import subprocess
 import sys
 import threading
 import traceback
-from typing import Any
+from multiprocessing import spawn
+from multiprocessing.connection import Connection
 
 import cloudpickle
 
@@ -16,7 +19,8 @@ from curator.executors.base import StageCall, invoke_stage
 from curator.stages.base import ProcessingStage
 from curator.tasks import Task
 
-__all__ = ["WorkerDied", "StageSetupError", "ThreadWorker", "ProcessWorker"]
+__all__ = ["WorkerDied", "StageSetupError", "ThreadWorker", "ProcessWorker", "child_main",
+           "worker_command"]
 
 
 class WorkerDied(RuntimeError):
@@ -55,11 +59,22 @@ class ThreadWorker:
         self.stage.teardown()
 
 
-def _child_main(conn: Any, stage_bytes: bytes, name: str) -> None:
+def child_main(fd: int) -> None:
+    """Body of a worker process (``python -m curator.executors._worker FD``).
+
+    Receives the parent's ``sys.path`` and its name, then the stage (cloudpickle), runs
+    ``setup()`` and answers one ``StageCall`` per list of tasks until it gets ``None`` or the
+    pipe closes. It never imports the parent's ``__main__``: stages arrive by value.
+    """
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and stops us
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # unwind: atomic writes clean up
+    conn = Connection(fd)
     try:
-        stage: ProcessingStage = cloudpickle.loads(stage_bytes)
+        sys.path[:], name = cloudpickle.loads(conn.recv_bytes())
+    except (EOFError, OSError):
+        return
+    try:
+        stage: ProcessingStage = cloudpickle.loads(conn.recv_bytes())
         stage.setup({"worker": name})
     except BaseException:  # noqa: BLE001
         conn.send_bytes(cloudpickle.dumps(("setup_error", traceback.format_exc())))
@@ -77,30 +92,48 @@ def _child_main(conn: Any, stage_bytes: bytes, name: str) -> None:
     stage.teardown()
 
 
-class ProcessWorker:
-    """Runs a stage in a child process; tasks and results cross a pipe (cloudpickle).
+def worker_command(fd: int) -> list[str] | None:
+    """Command line of a worker process, or ``None`` when this interpreter cannot start one."""
+    exe = spawn.get_executable() or sys.executable
+    if not exe or not os.path.exists(exe):
+        return None
+    return [exe, *subprocess._args_from_interpreter_flags(),  # noqa: SLF001 - as multiprocessing
+            "-m", "curator.executors._worker", str(fd)]
 
-    If the child dies (crash, ``os._exit``, OOM kill) :meth:`call` raises :class:`WorkerDied`
-    and :meth:`restart` starts a fresh one (running ``setup()`` again).
+
+class ProcessWorker:
+    """Runs a stage in a fresh Python process; tasks and results cross a pipe (cloudpickle).
+
+    The process runs ``python -m curator.executors._worker``, not the user's script, so a script
+    without ``if __name__ == "__main__":``, ``python -c``, stdin and notebooks all work. If it
+    dies (crash, ``os._exit``, OOM kill) :meth:`call` raises :class:`WorkerDied` and
+    :meth:`restart` starts a fresh one (running ``setup()`` again).
     """
 
-    def __init__(self, stage: ProcessingStage, name: str, context: mp.context.BaseContext,
-                 setup_timeout: float = 600.0) -> None:
+    def __init__(self, stage: ProcessingStage, name: str, setup_timeout: float = 600.0) -> None:
         self.stage_name = stage.name
         self.name = name
-        self.ctx = context
         self.setup_timeout = setup_timeout
         self.stage_bytes = cloudpickle.dumps(stage)
         self.restarts = 0
         self._start()
 
     def _start(self) -> None:
-        parent, child = self.ctx.Pipe()
-        self.proc = self.ctx.Process(target=_child_main, args=(child, self.stage_bytes, self.name),
-                                     name=f"curator-{self.name}", daemon=True)
-        self.proc.start()
-        child.close()
+        parent, child = mp.Pipe()
+        cmd = worker_command(child.fileno())
+        if cmd is None:
+            raise StageSetupError(f"{self.stage_name}: cannot start worker {self.name}: no Python "
+                                  f"executable (sys.executable={sys.executable!r})")
+        try:
+            self.proc = subprocess.Popen(cmd, pass_fds=[child.fileno()], stdin=subprocess.DEVNULL)
+        finally:
+            child.close()
         self.conn = parent
+        try:
+            parent.send_bytes(cloudpickle.dumps((list(sys.path), self.name)))
+            parent.send_bytes(self.stage_bytes)
+        except (OSError, BrokenPipeError):
+            pass  # the worker died at start: reported below with its exit code
         if not parent.poll(self.setup_timeout):
             self.kill()
             raise StageSetupError(f"{self.stage_name}: worker {self.name} did not finish setup() "
@@ -108,22 +141,27 @@ class ProcessWorker:
         try:
             status, detail = cloudpickle.loads(parent.recv_bytes())
         except (EOFError, OSError) as exc:
-            self.proc.join(5)
             raise StageSetupError(f"{self.stage_name}: worker {self.name} exited during setup() "
-                                  f"(exit code {self.proc.exitcode})") from exc
+                                  f"(exit code {self._wait(5)}); its stderr is above") from exc
         if status != "ready":
-            self.proc.join(5)
+            self._wait(5)
             raise StageSetupError(f"{self.stage_name}.setup() failed in worker {self.name}:\n"
                                   f"{detail}")
+
+    def _wait(self, timeout: float) -> int | None:
+        """The exit code once the process ended within ``timeout`` seconds, else ``None``."""
+        try:
+            return self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            return None
 
     def call(self, tasks: list[Task]) -> StageCall:
         try:
             self.conn.send_bytes(cloudpickle.dumps(tasks))
             data = self.conn.recv_bytes()
         except (EOFError, OSError, BrokenPipeError) as exc:
-            self.proc.join(5)
             raise WorkerDied(f"worker process {self.name} of stage {self.stage_name} died "
-                             f"(exit code {self.proc.exitcode})") from exc
+                             f"(exit code {self._wait(5)})") from exc
         return cloudpickle.loads(data)
 
     def restart(self) -> None:
@@ -132,12 +170,11 @@ class ProcessWorker:
         self._start()
 
     def kill(self) -> None:
-        if self.proc.is_alive():
+        if self.proc.poll() is None:
             self.proc.terminate()
-            self.proc.join(5)
-            if self.proc.is_alive():
+            if self._wait(5) is None:
                 self.proc.kill()
-                self.proc.join(5)
+                self._wait(5)
         self.conn.close()
 
     def close(self, timeout: float = 30.0) -> None:
@@ -145,5 +182,5 @@ class ProcessWorker:
             self.conn.send_bytes(cloudpickle.dumps(None))
         except (OSError, BrokenPipeError):
             pass
-        self.proc.join(timeout)
+        self._wait(timeout)
         self.kill()

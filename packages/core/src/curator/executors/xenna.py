@@ -69,7 +69,7 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def check_state_api() -> None:
+def _check_state_api() -> None:
     """Raise :class:`RayStartError` unless the connected cluster answers Ray's state API with
     Xenna's actor limit (Xenna's monitor needs Ray's dashboard, started with that limit)."""
     import ray  # noqa: PLC0415
@@ -105,7 +105,7 @@ class XennaRayClient(RayClient):
         with _environ(_XENNA_ENV):
             super().start()
         try:
-            check_state_api()
+            _check_state_api()
         except BaseException:
             self.stop()
             raise
@@ -174,7 +174,12 @@ class XennaExecutor(RayExecutorBase):
     ``"DEBUG"``); and those of every Ray executor: ``num_workers`` (fixed workers per stage:
     int or ``{stage_name: int}``; default: Xenna's autoscaler), ``fuse_stages``,
     ``max_retries``, ``address``, ``num_cpus``, ``num_gpus``, ``object_store_memory``,
-    ``ray_timeout_s``.
+    ``ray_timeout_s``, ``gpu_memory_gb_per_gpu``.
+
+    Differences from NeMo Curator: Xenna's own retries and ``ignore_failures`` are replaced by
+    the failure rules every executor here shares (retry, then keep the task whole in the
+    rejected sink); Xenna has no teardown hook and kills its workers at the end, so stages'
+    ``teardown()`` does not run on Xenna.
 
     Parameters:
         config: the keys above; an unknown key is an error.
@@ -189,6 +194,10 @@ class XennaExecutor(RayExecutorBase):
         if ignore_head_node:
             raise ValueError("XennaExecutor: ignore_head_node is not supported by Xenna; use "
                              "RayActorPoolExecutor or RayDataExecutor to keep the head node free")
+        if "ignore_failures" in {**(config or {}), **kwargs}:
+            raise ValueError("XennaExecutor: config ignore_failures is not supported: a task that "
+                             "raises is retried max_retries times, then kept whole in the "
+                             "rejected sink and the run is not ok; the other tasks go on")
         super().__init__(config, **kwargs)
         mode = self.setting("execution_mode")
         if mode not in _MODES:
@@ -213,7 +222,7 @@ class XennaExecutor(RayExecutorBase):
         import ray  # noqa: PLC0415
 
         if ray.is_initialized():
-            check_state_api()
+            _check_state_api()
             return super().execute(stages, initial_tasks, context=context)
         cfg = self.config
         client = XennaRayClient(
@@ -260,7 +269,8 @@ class XennaExecutor(RayExecutorBase):
         specs = []
         for group, cpus in zip(groups, self._cpu_shares(groups), strict=True):
             res = group.resources
-            gpus = res.gpu_fraction(node_gpu_memory_gb() if res.gpu_memory_gb else None)
+            gpus = res.gpu_fraction(node_gpu_memory_gb(self.config.get("gpu_memory_gb_per_gpu"))
+                                    if res.gpu_memory_gb else None)
             n = group.num_workers(self.workers_override)
             for i in group.indices:
                 stats.stages[i].workers = n or 0

@@ -149,6 +149,8 @@ class ImageReaderStage(CompositeStage[EmptyTask, ImageBatch]):
         resize: optional ``(width, height)`` or square size to resize every image to.
         max_image_pixels: images with more pixels are rejected (decompression bombs).
         files_per_partition: shards per source task.
+        verbose: accepted for NeMo Curator compatibility (the run summary counts what was read
+            and rejected).
     """
 
     file_paths: str | list[str] | None = None
@@ -158,6 +160,7 @@ class ImageReaderStage(CompositeStage[EmptyTask, ImageBatch]):
     resize: int | tuple[int, int] | list[int] | None = None
     max_image_pixels: int = DEFAULT_MAX_PIXELS
     files_per_partition: int = 1
+    verbose: bool = False
     name: str = "ImageReaderStage"
     modality = "image"
     kind = "reader"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import uuid
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,12 +44,24 @@ class ImageWriterStage(ManagedOutput, ProcessingStage[ImageBatch, FileGroupTask]
         remove_image_data_after_write: drop pixels and bytes from the returned records.
         mode: what to do when ``output_dir`` holds another run's files: ``"error"`` (default),
             ``"overwrite"``, ``"append"`` or ``"ignore"`` (see :mod:`curator.output_dir`).
+        images_per_tar: at most this many images per tar; a bigger batch is written as
+            ``{task_id}-{k:06d}.tar`` / ``.parquet`` pairs (NeMo Curator's parameter).
+        deterministic_name: names from the task id (default); ``False`` adds a random suffix
+            (NeMo Curator's parameter; a re-run then writes new files instead of overwriting).
+        remove_image_data: NeMo Curator's name for ``remove_image_data_after_write`` (when given,
+            it wins).
+        verbose: accepted for NeMo Curator compatibility (the run summary counts what was
+            written and rejected).
     """
 
     output_dir: str = ""
     write_embeddings: bool = True
     remove_image_data_after_write: bool = True
     mode: SaveMode = "error"
+    images_per_tar: int = 1000
+    deterministic_name: bool = True
+    remove_image_data: bool | None = None
+    verbose: bool = False
     name: str = "ImageWriterStage"
     modality = "image"
     kind = "writer"
@@ -58,6 +71,10 @@ class ImageWriterStage(ManagedOutput, ProcessingStage[ImageBatch, FileGroupTask]
         if not self.output_dir:
             raise ConfigError(f"{self.name}: output_dir is required")
         check_mode(self.mode, self.name)
+        if int(self.images_per_tar) < 1:
+            raise ConfigError(f"{self.name}: images_per_tar={self.images_per_tar!r} must be >= 1")
+        if self.remove_image_data is not None:
+            self.remove_image_data_after_write = bool(self.remove_image_data)
 
     def inputs(self):
         return ["data"], []
@@ -73,20 +90,35 @@ class ImageWriterStage(ManagedOutput, ProcessingStage[ImageBatch, FileGroupTask]
             import webdataset  # noqa: F401
 
     def process(self, task: ImageBatch) -> FileGroupTask:
+        if not self.writes_output:  # mode="ignore" and output_dir held another run's files
+            return task.derive([], cls=FileGroupTask)  # type: ignore[return-value]
+        stem = safe_member_name(task.task_id)
+        if not self.deterministic_name:
+            stem = f"{stem}-{uuid.uuid4().hex[:12]}"
+        n = int(self.images_per_tar)
+        chunks = [task.data[i:i + n] for i in range(0, len(task.data), n)] or [[]]
+        files: list[str] = []
+        for k, chunk in enumerate(chunks):
+            files += self._write_shard(task, chunk, stem if len(chunks) == 1 else f"{stem}-{k:06d}")
+        if self.remove_image_data_after_write:
+            for img in task.data:
+                img.image_data = None
+                img.raw = None
+        return task.derive(files, cls=FileGroupTask)  # type: ignore[return-value]
+
+    def _write_shard(self, task: ImageBatch, images: list[ImageObject], stem: str) -> list[str]:
+        """Write ``images`` as ``{stem}.tar`` + ``{stem}.parquet``; returns both paths."""
         import pyarrow as pa
         import pyarrow.parquet as pq
         import webdataset as wds
         from curator.io import atomic_write
 
-        if not self.writes_output:  # mode="ignore" and output_dir held another run's files
-            return task.derive([], cls=FileGroupTask)  # type: ignore[return-value]
-        stem = safe_member_name(task.task_id)
         tar_path = self.output_file(f"{stem}.tar")
         pq_path = self.output_file(f"{stem}.parquet")
         rows: list[dict[str, Any]] = []
         with atomic_write(tar_path, "wb") as fh:
             writer = wds.TarWriter(fh)
-            for img in task.data:
+            for img in images:
                 key = safe_member_name(img.image_id).replace(".", "_")
                 sample = self._sample(img, key)
                 if sample is None:
@@ -98,11 +130,7 @@ class ImageWriterStage(ManagedOutput, ProcessingStage[ImageBatch, FileGroupTask]
         table = pa.Table.from_pylist(rows, schema=self._schema(pa))
         with atomic_write(pq_path, "wb") as fh:
             pq.write_table(table, fh)
-        if self.remove_image_data_after_write:
-            for img in task.data:
-                img.image_data = None
-                img.raw = None
-        return task.derive([tar_path, pq_path], cls=FileGroupTask)  # type: ignore[return-value]
+        return [tar_path, pq_path]
 
     def _sample(self, img: ImageObject, key: str) -> dict[str, Any] | None:
         if img.raw is not None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,8 +16,14 @@ __all__ = ["ImageEmbeddingStage"]
 class ImageEmbeddingStage(ImageModelStage):
     """Embeds each image with CLIP into an L2-normalised float32 ``embedding``.
 
+    Preprocessing (resize, crop, normalise) of the next batch runs on a helper thread while the
+    current batch is in the model, so the GPU does not wait on the CPU work.
+
     Parameters:
-        model_dir: a local CLIP model directory in the Hugging Face format (``save_pretrained``).
+        model_dir: a local Hugging Face ``CLIPModel`` directory (e.g. a download of
+            ``openai/clip-vit-large-patch14``, or NeMo Curator's model root holding it), or an
+            OpenCLIP ViT checkpoint (``open_clip_pytorch_model.bin`` or a directory with it).
+        quick_gelu: OpenCLIP checkpoints only: the tower uses QuickGELU (OpenAI weights).
         model_inference_batch_size: images per forward pass.
         num_gpus_per_worker: GPUs per worker (0: CPU); CUDA is used when one is present.
         remove_image_data: drop the decoded pixels after embedding (saves memory).
@@ -24,6 +31,7 @@ class ImageEmbeddingStage(ImageModelStage):
     """
 
     remove_image_data: bool = False
+    quick_gelu: bool = False
     name: str = "ImageEmbeddingStage"
     kind = "embedder"
 
@@ -36,7 +44,8 @@ class ImageEmbeddingStage(ImageModelStage):
     def load_model(self) -> Any:
         from curator_image.models.clip import ClipImageEmbedder
 
-        embedder = ClipImageEmbedder(self.model_dir, device=self.device)
+        embedder = ClipImageEmbedder(self.model_dir, device=self.device,
+                                     quick_gelu=self.quick_gelu)
         embedder.load()
         return embedder
 
@@ -47,11 +56,20 @@ class ImageEmbeddingStage(ImageModelStage):
             self.reject(task, "no_image_data", record={"image_id": img.image_id,
                                                        "path": img.image_path})
         embedder = self.model()
-        for part in self.batches(len(images)):
-            chunk = images[part]
-            vectors = embedder.embed([img.image_data for img in chunk])
-            for img, vec in zip(chunk, vectors, strict=True):
-                img.embedding = vec
-                if self.remove_image_data:
-                    img.image_data = None
+        parts = self.batches(len(images))
+
+        def prepare(part: slice) -> Future:
+            return pool.submit(embedder.preprocess, [img.image_data for img in images[part]])
+
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="clip-preprocess") as pool:
+            pending = prepare(parts[0]) if parts else None
+            for k, part in enumerate(parts):
+                pixels = pending.result()
+                if k + 1 < len(parts):  # prepare the next batch while this one runs
+                    pending = prepare(parts[k + 1])
+                chunk = images[part]
+                for img, vec in zip(chunk, embedder.embed_pixels(pixels), strict=True):
+                    img.embedding = vec
+                    if self.remove_image_data:
+                        img.image_data = None
         return task.derive(images)  # type: ignore[return-value]

@@ -11,8 +11,8 @@ import json
 import os
 from typing import Any
 
-__all__ = ["KNOWN_BACKBONES", "backbone_config", "read_config", "DebertaHeadModel",
-           "MultiHeadDebertaModel", "WEIGHTS_NAME", "CONFIG_NAME"]
+__all__ = ["KNOWN_BACKBONES", "backbone_config", "read_config", "WEIGHTS_NAME", "CONFIG_NAME",
+           "DebertaHeadModel", "MultiHeadDebertaModel"]  # noqa: F822 - built lazily
 
 WEIGHTS_NAME = "model.safetensors"
 CONFIG_NAME = "config.json"

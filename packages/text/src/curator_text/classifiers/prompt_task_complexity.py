@@ -70,7 +70,7 @@ class PromptTaskComplexityModelStage(ModelStage):
             out[field] = score.astype(float).tolist()
         total = sum(w * np.asarray(out[f]) for f, w in _WEIGHTS.items())
         out["prompt_complexity_score"] = np.round(total, 5).astype(float).tolist()
-        return out
+        return {f: out[f] for f in OUTPUT_FIELDS}
 
 
 class PromptTaskComplexityClassifier(_ClassifierBase):

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import ast
 import csv
+import io
 import os
 import re
+import tokenize
+import warnings
 from importlib.resources import files
 from typing import Any
 
@@ -31,24 +35,45 @@ class _Range(DocumentFilter):
         return pc.and_(v.ge(scores, self._min), v.le(scores, self._max))
 
 
-_PY_COMMENT = re.compile(r"#[^\n]*|\"\"\"[\s\S]*?\"\"\"|'''[\s\S]*?'''")
+_DOC_NODES = (ast.Module, ast.ClassDef, ast.FunctionDef)
+
+
+def python_comment_chars(source: str) -> int | None:
+    """Characters of the docstrings (``ast.get_docstring`` of the module, classes and functions,
+    joined by newlines) plus the ``#`` comments (``tokenize``, untokenized) of Python source, as
+    NeMo Curator counts them; None when the source does not parse."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", SyntaxWarning)
+            tree = ast.parse(source)
+        docs = [d for n in ast.walk(tree) if isinstance(n, _DOC_NODES) and (d := ast.get_docstring(n))]
+        comments = [(tokenize.COMMENT, t.string) for t in
+                    tokenize.generate_tokens(io.StringIO(source).readline)
+                    if t.type == tokenize.COMMENT]
+        return len("\n".join(docs)) + len(tokenize.untokenize(comments))
+    except (SyntaxError, ValueError, tokenize.TokenError, IndentationError, RecursionError):
+        return None
+
+
+_STRINGS = r'"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\''
+_C_LIKE = _STRINGS + r"|//([^\n]*)|/\*([\s\S]*?)\*/"
+_HASH = _STRINGS + r"|#([^\n]*)"
+_MARKUP = r"<!--([\s\S]*?)-->"
 _COMMENTS = {
-    "text/x-c": r"//[^\n]*|/\*[\s\S]*?\*/", "text/x-c++": r"//[^\n]*|/\*[\s\S]*?\*/",
-    "text/x-java": r"//[^\n]*|/\*[\s\S]*?\*/", "text/javascript": r"//[^\n]*|/\*[\s\S]*?\*/",
-    "text/x-ruby": r"#[^\n]*", "text/x-sh": r"#[^\n]*", "text/x-sql": r"--[^\n]*",
-    "text/x-python": _PY_COMMENT.pattern,
+    **dict.fromkeys(["text/x-c", "text/x-c++", "text/x-java", "text/x-java-source",
+                     "text/javascript", "text/x-javascript", "application/javascript",
+                     "text/x-go"], _C_LIKE),
+    **dict.fromkeys(["text/x-ruby", "text/x-sh", "text/x-shellscript"], _HASH),
+    **dict.fromkeys(["text/html", "text/xml"], _MARKUP),
+    "text/x-sql": _STRINGS + r"|--([^\n]*)",
 }
-
-
-def _comment_ratio(pattern: re.Pattern, text: str) -> float:
-    if not text:
-        return 0.0
-    return sum(len(m) for m in pattern.findall(text)) / len(text)
+_PYTHON_MIMES = ("text/x-python", "text/x-script.python")
 
 
 class PythonCommentToCodeFilter(_Range):
-    """Keeps Python files whose comment/docstring share of characters is within
-    [``min_comment_to_code_ratio``, ``max_comment_to_code_ratio``]."""
+    """Keeps Python files whose docstring and comment characters are within
+    [``min_comment_to_code_ratio``, ``max_comment_to_code_ratio``] of the file (score 0 when the
+    file does not parse)."""
 
     def __init__(self, min_comment_to_code_ratio: float = 0.01,
                  max_comment_to_code_ratio: float = 0.85) -> None:
@@ -56,28 +81,45 @@ class PythonCommentToCodeFilter(_Range):
         self._min, self._max = min_comment_to_code_ratio, max_comment_to_code_ratio
 
     def score_document(self, text: str) -> float:
-        return _comment_ratio(_PY_COMMENT, text)
+        chars = python_comment_chars(text) if text else None
+        return chars / len(text) if chars is not None else 0.0
 
 
 class GeneralCommentToCodeFilter(_Range):
-    """Like :class:`PythonCommentToCodeFilter` for a ``language`` given as a MIME type
-    (text/x-c, text/x-c++, text/x-java, text/javascript, text/x-ruby, text/x-sh, text/x-sql)."""
+    """Like :class:`PythonCommentToCodeFilter` for a ``language`` given as a MIME type (C, C++,
+    Java, JavaScript, Go, Ruby, shell, HTML/XML, Python, SQL). The score counts the comment
+    texts without their markers (``//``, ``/* */``, ``#``, ``<!-- -->``) joined by spaces, as
+    NeMo Curator's ``comment_parser`` does; markers inside string literals are not comments."""
 
     def __init__(self, language: str, min_comment_to_code_ratio: float = 0.01,
                  max_comment_to_code_ratio: float = 0.85) -> None:
         super().__init__()
-        if language not in _COMMENTS:
+        if language not in _COMMENTS and language not in _PYTHON_MIMES:
             raise ValueError(f"GeneralCommentToCodeFilter: unknown language {language!r}; "
-                             f"use one of {sorted(_COMMENTS)}")
-        self._pattern = re.compile(_COMMENTS[language])
+                             f"use one of {sorted([*_COMMENTS, *_PYTHON_MIMES])}")
+        self._language = language
+        self._pattern = re.compile(_COMMENTS.get(language, ""))
         self._min, self._max = min_comment_to_code_ratio, max_comment_to_code_ratio
 
+    def _comments(self, text: str) -> list[str]:
+        if self._language in _PYTHON_MIMES:
+            tokens = tokenize.generate_tokens(io.StringIO(text).readline)
+            return [t.string[1:] for t in tokens if t.type == tokenize.COMMENT]
+        return [next((g for g in m.groups() if g is not None), "")
+                for m in self._pattern.finditer(text) if any(g is not None for g in m.groups())]
+
     def score_document(self, text: str) -> float:
-        return _comment_ratio(self._pattern, text)
+        if not text:
+            return 0.0
+        try:
+            comments = self._comments(text)
+        except (tokenize.TokenError, SyntaxError):
+            return 9999.0  # NeMo Curator's score when comments cannot be extracted
+        return len(" ".join(comments)) / len(text)
 
 
 class NumberOfLinesOfCodeFilter(_Range):
-    """Keeps files with ``min_lines`` to ``max_lines`` lines."""
+    """Keeps files with ``min_lines`` to ``max_lines`` lines (newlines + 1, as NeMo Curator)."""
 
     vectorized = True
 
@@ -86,13 +128,10 @@ class NumberOfLinesOfCodeFilter(_Range):
         self._min, self._max = min_lines, max_lines
 
     def score_document(self, text: str) -> int:
-        return len(text.splitlines())
+        return text.count("\n") + 1
 
     def score_batch(self, texts: pa.Array) -> np.ndarray:
-        newlines = v.regex_count(texts, "\n")
-        trailing = v.np_bool(pc.ends_with(texts, "\n"))
-        nonempty = v.lengths(texts) > 0
-        return (newlines + (nonempty & ~trailing)).astype(np.int64)
+        return pc.count_substring(texts, "\n").to_numpy(zero_copy_only=False).astype(np.int64) + 1
 
 
 class XMLHeaderFilter(DocumentFilter):

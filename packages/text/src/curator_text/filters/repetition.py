@@ -12,6 +12,7 @@ import pyarrow.compute as pc
 
 from curator_text.filters import _vec as v
 from curator_text.filters.base import DocumentFilter
+from curator_text.filters.words import needs_segmenter, split_words
 
 __all__ = [
     "RepeatedLinesFilter", "RepeatedParagraphsFilter", "RepeatedLinesByCharFilter",
@@ -69,6 +70,10 @@ class _MaxScore(DocumentFilter):
         return v.le(scores, self._max)
 
 
+def _nonblank_lines(text: str) -> list[str]:
+    return [x for x in text.split("\n") if x.strip()]
+
+
 def _unique_fraction(parts: list[str]) -> float:
     return len(set(parts)) / len(parts) if parts else 1.0
 
@@ -79,14 +84,15 @@ def _unique_char_fraction(parts: list[str]) -> float:
 
 
 class RepeatedLinesFilter(_MinScore):
-    """Keeps documents whose share of unique lines is at least ``max_repeated_line_fraction``."""
+    """Keeps documents whose share of unique non-blank lines is at least
+    ``max_repeated_line_fraction``."""
 
     def __init__(self, max_repeated_line_fraction: float = 0.7) -> None:
         super().__init__()
         self._min = max_repeated_line_fraction
 
     def score_document(self, text: str) -> float:
-        return _unique_fraction(text.split("\n"))
+        return _unique_fraction(_nonblank_lines(text))
 
 
 class RepeatedParagraphsFilter(_MinScore):
@@ -102,15 +108,15 @@ class RepeatedParagraphsFilter(_MinScore):
 
 
 class RepeatedLinesByCharFilter(_MinScore):
-    """Keeps documents whose unique lines hold at least ``max_repeated_lines_char_ratio`` of
-    the characters."""
+    """Keeps documents whose unique non-blank lines hold at least
+    ``max_repeated_lines_char_ratio`` of the characters of the non-blank lines."""
 
     def __init__(self, max_repeated_lines_char_ratio: float = 0.8) -> None:
         super().__init__()
         self._min = max_repeated_lines_char_ratio
 
     def score_document(self, text: str) -> float:
-        return _unique_char_fraction(text.split("\n"))
+        return _unique_char_fraction(_nonblank_lines(text))
 
 
 class RepeatedParagraphsByCharFilter(_MinScore):
@@ -126,9 +132,12 @@ class RepeatedParagraphsByCharFilter(_MinScore):
 
 
 class RepeatingTopNGramsFilter(_MaxScore):
-    """Removes documents where the most frequent word ``n``-gram covers more than
-    ``max_repeating_ngram_ratio`` of the word characters. Among equally frequent n-grams the
-    longest, then the alphabetically first, is taken, so results never depend on order."""
+    """Removes documents where the most frequent word ``n``-gram, joined by spaces, makes up more
+    than ``max_repeating_ngram_ratio`` of the characters (its occurrences in the text times its
+    length, over the length; case-sensitive; fewer than ``n`` words score 1), as NeMo Curator.
+    Among equally frequent n-grams the longest, then the first in the document, is taken (NeMo
+    takes any of them), so results never depend on order. ``lang="zh"``/``"ja"``: words by
+    jieba/MeCab (per document)."""
 
     vectorized = True
 
@@ -137,37 +146,36 @@ class RepeatingTopNGramsFilter(_MaxScore):
         super().__init__()
         if n < 1:
             raise ValueError(f"RepeatingTopNGramsFilter: n must be >= 1, got {n}")
-        self._n, self._max = n, max_repeating_ngram_ratio
+        self._n, self._max, self._lang = n, max_repeating_ngram_ratio, lang
+        if needs_segmenter(lang):
+            self.vectorized = False
 
     def score_document(self, text: str) -> float:
-        words = text.lower().split()
-        n = self._n
-        if len(words) < n:
-            return 0.0
-        total = sum(map(len, words))
+        words, n = split_words(text, self._lang), self._n
+        if len(words) < n or not text:
+            return 1.0
         counts = Counter(zip(*(words[i:] for i in range(n)), strict=False))
-        top = max(counts.values())
-        if top <= 1 or not total:
-            return 0.0
-        best = max(sum(map(len, g)) for g, c in counts.items() if c == top)
-        return best * top / total
+        top = max(counts.items(), key=lambda kv: (kv[1], sum(map(len, kv[0]))))[0]
+        return _covered(text, " ".join(top))
 
     chunk_docs: int = 512
     """Documents scored together (bounds the temporary memory of one call)."""
 
-    def score_batch(self, texts: pa.Array) -> np.ndarray:
+    def score_batch(self, texts: pa.Array) -> np.ndarray | list:
         """The same scores for a whole column at once: n-grams of ``chunk_docs`` documents at a
         time are numbered and counted with Arrow hash kernels instead of per document in
-        Python."""
+        Python; only the chosen n-gram's occurrences are counted per document."""
+        if not self.vectorized:
+            return [self.score_document(t) for t in texts.to_pylist()]
         if len(texts) <= self.chunk_docs:
             return self._score_chunk(texts)
         return np.concatenate([self._score_chunk(texts.slice(i, self.chunk_docs))
                                for i in range(0, len(texts), self.chunk_docs)])
 
     def _score_chunk(self, texts: pa.Array) -> np.ndarray:
-        n_docs = len(texts)
-        scores = np.zeros(n_docs, dtype=np.float64)
-        lists = pc.utf8_split_whitespace(pc.utf8_lower(texts))
+        n_docs, n = len(texts), self._n
+        scores = np.ones(n_docs, dtype=np.float64)  # fewer than n words
+        lists = pc.utf8_split_whitespace(texts)
         words = pc.list_flatten(lists)
         doc = pc.list_parent_indices(lists).to_numpy(zero_copy_only=False)
         wlen = pc.utf8_length(words).to_numpy(zero_copy_only=False).astype(np.int64)
@@ -177,78 +185,85 @@ class RepeatingTopNGramsFilter(_MaxScore):
         doc, wlen = doc[keep], wlen[keep]
         enc = pc.dictionary_encode(words.filter(pa.array(keep)))
         ids = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
-        vlen = pc.utf8_length(enc.dictionary).to_numpy(zero_copy_only=False).astype(np.int64)
-        total = np.bincount(doc, weights=wlen, minlength=n_docs)
-        n, vocab = self._n, len(vlen)
+        vocab = len(enc.dictionary)
         m = len(ids) - n + 1
         if m <= 0:
             return scores
         valid = doc[:m] == doc[n - 1:]  # the n-gram stays inside one document
+        pos = np.flatnonzero(valid)  # where each counted n-gram starts in ``ids``
+        if not len(pos):
+            return scores
+        gdoc = doc[:m][valid]
         if n_docs * float(vocab) ** n < 2**62:  # one int64 key per (document, n-gram)
             key = doc[:m].copy()
             for k in range(n):
                 key = key * vocab + ids[k:k + m]
-            vc = pc.value_counts(pa.array(key[valid]))  # hash-based; keys in first-seen order
-            uniq = vc.field("values").to_numpy(zero_copy_only=False)
-            counts = vc.field("counts").to_numpy(zero_copy_only=False)
-            udoc = uniq // vocab**n
-            uchars = np.zeros(len(uniq), dtype=np.int64)
-            for k in range(n):
-                uchars += vlen[(uniq // vocab**k) % vocab]
+            key = key[valid]
         else:  # number the n-grams step by step to keep keys small
             gram = ids[:m]
             for k in range(1, n):
                 _, gram = np.unique(gram * vocab + ids[k:k + m], return_inverse=True)
                 gram = gram.astype(np.int64)
-            cs = np.concatenate([[0], np.cumsum(wlen)])
-            chars = (cs[n:n + m] - cs[:m])[valid]
-            gdoc, gram = doc[:m][valid], gram[valid]
-            if not len(gram):
-                return scores
+            gram = gram[valid]
             key = gdoc * (int(gram.max()) + 1) + gram
-            _, first, counts = np.unique(key, return_index=True, return_counts=True)
-            udoc, uchars = gdoc[first], chars[first]
-        if not len(udoc):
-            return scores
-        # n-grams come grouped by document (in document order): reduce each group
-        order = np.argsort(udoc, kind="stable") if (np.diff(udoc) < 0).any() else None
-        if order is not None:
-            udoc, counts, uchars = udoc[order], counts[order], uchars[order]
-        starts = np.flatnonzero(np.r_[True, udoc[1:] != udoc[:-1]])
-        top = np.zeros(n_docs, dtype=np.int64)
-        top[udoc[starts]] = np.maximum.reduceat(counts, starts)
-        best = np.zeros(n_docs, dtype=np.int64)
-        best[udoc[starts]] = np.maximum.reduceat(np.where(counts == top[udoc], uchars, 0),
-                                                 starts)
-        ok = (top > 1) & (total > 0)
-        scores[ok] = best[ok] * top[ok] / total[ok]
+        # number the distinct keys in first-seen order (hash-based): their first occurrences
+        # are where the number exceeds every earlier one
+        num = pc.dictionary_encode(pa.array(key)).indices.to_numpy(
+            zero_copy_only=False).astype(np.int64)
+        counts = np.bincount(num)
+        first = np.flatnonzero(num > np.maximum.accumulate(np.r_[-1, num[:-1]]))
+        udoc = gdoc[first]
+        start = pos[first]  # where each distinct n-gram first occurs
+        cs = np.concatenate([[0], np.cumsum(wlen)])
+        uchars = cs[start + n] - cs[start]
+        # distinct n-grams come grouped by document, each group in order of first occurrence;
+        # per document: the highest count, then the most characters, then the first occurrence
+        heads = np.flatnonzero(np.r_[True, udoc[1:] != udoc[:-1]])
+        group = np.repeat(np.arange(len(heads)), np.diff(np.r_[heads, len(udoc)]))
+        top = np.maximum.reduceat(counts, heads)[group]
+        chars = np.where(counts == top, uchars, -1)
+        cand = np.flatnonzero(chars == np.maximum.reduceat(chars, heads)[group])
+        chosen = cand[np.r_[True, group[cand][1:] != group[cand][:-1]]]
+        chosen_doc, chosen_start = udoc[chosen], start[chosen]
+        vocab_words = enc.dictionary.to_pylist()
+        py_texts = texts.to_pylist()
+        for d, st in zip(chosen_doc.tolist(), chosen_start.tolist(), strict=True):
+            joined = " ".join(vocab_words[i] for i in ids[st:st + n])
+            scores[d] = _covered(py_texts[d], joined)
         return scores
 
 
+def _covered(text: str, ngram: str) -> float:
+    """The share of ``text`` that removing every (non-overlapping) ``ngram`` would remove."""
+    return text.count(ngram) * len(ngram) / len(text) if text else 1.0
+
+
 class RepeatingDuplicateNGramsFilter(_MaxScore):
-    """Removes documents where word ``n``-grams that occur more than once cover more than
-    ``max_repeating_duplicate_ngram_ratio`` of the word characters."""
+    """Removes documents where the word ``n``-grams that repeat an earlier one cover more than
+    ``max_repeating_duplicate_ngram_ratio`` of the characters (NeMo Curator's count: the
+    repeated n-grams' characters not counted yet plus the spaces between their words, over the
+    document's length; fewer than ``n`` words score 1). ``lang="zh"``/``"ja"``: words by
+    jieba/MeCab."""
 
     def __init__(self, n: int = 2, max_repeating_duplicate_ngram_ratio: float = 0.2,
                  lang: str = "en") -> None:
         super().__init__()
-        self._n, self._max = n, max_repeating_duplicate_ngram_ratio
+        self._n, self._max, self._lang = n, max_repeating_duplicate_ngram_ratio, lang
 
     def score_document(self, text: str) -> float:
-        words = text.lower().split()
-        n = self._n
+        words, n = split_words(text, getattr(self, "_lang", "en")), self._n
         if len(words) < n:
-            return 0.0
-        total = sum(map(len, words))
-        grams = list(zip(*(words[i:] for i in range(n)), strict=False))
-        counts = Counter(grams)
-        covered = [False] * len(words)
-        for i, g in enumerate(grams):
-            if counts[g] > 1:
-                for j in range(i, i + n):
-                    covered[j] = True
-        dup = sum(len(w) for w, c in zip(words, covered, strict=True) if c)
-        return dup / total if total else 0.0
+            return 1.0
+        seen: set[tuple[str, ...]] = set()
+        dup_chars = overlap = 0
+        for i in range(len(words) - n + 1):
+            gram = tuple(words[i:i + n])
+            if gram in seen:
+                dup_chars += sum(map(len, gram[overlap:])) + min(n - overlap, n - 1)
+                overlap = n
+            seen.add(gram)
+            overlap = max(overlap - 1, 0)
+        return dup_chars / len(text) if text else 1.0
 
 
 def _boilerplate_score(text: str) -> float:

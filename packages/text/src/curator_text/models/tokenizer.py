@@ -128,9 +128,11 @@ class TokenizerStage(ProcessingStage[DocumentBatch, DocumentBatch]):
         lengths = np.fromiter((len(x) for x in ids), np.int64, count=len(ids))
         table = table.drop_columns([c for c in (INPUT_ID_FIELD, ATTENTION_MASK_FIELD,
                                                 SEQ_ORDER_FIELD) if c in table.column_names])
-        table = table.append_column(INPUT_ID_FIELD, pa.array(ids, pa.list_(pa.int32())))
-        table = table.append_column(ATTENTION_MASK_FIELD, pa.array(
-            [np.ones(n, np.int8) for n in lengths.tolist()], pa.list_(pa.int8())))
+        offsets = pa.array(np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32))
+        flat = np.fromiter((t for row in ids for t in row), np.int32, count=int(lengths.sum()))
+        table = table.append_column(INPUT_ID_FIELD, pa.ListArray.from_arrays(offsets, flat))
+        table = table.append_column(ATTENTION_MASK_FIELD, pa.ListArray.from_arrays(
+            offsets, np.ones(len(flat), np.int8)))
         if self.sort_by_length:
             table = table.append_column(SEQ_ORDER_FIELD, pa.array(np.arange(len(ids))))
             table = table.take(pa.array(np.argsort(lengths, kind="stable")))

@@ -16,7 +16,9 @@ __all__ = ["ClipSemanticDedupStage"]
 
 @dataclass
 class ClipSemanticDedupStage(ProcessingStage[VideoTask, VideoTask]):
-    """Semantic dedup of clips with core's ``curator.dedup.find_semantic_duplicates``: among
+    """In-pipeline semantic dedup of the clips of one batch of videos (for the whole run use
+    ``ClipSemanticDeduplicationWorkflow`` over the written embeddings), with core's
+    ``curator.dedup.find_semantic_duplicates``: among
     the clips of the ``batch_size`` videos handed over at once (set ``batch_size`` above the
     number of videos, with one worker, to dedup the whole run), a clip whose embedding has
     cosine similarity ``>= 1 - eps`` to a kept clip is filtered out

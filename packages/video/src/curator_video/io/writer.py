@@ -12,7 +12,11 @@ from curator.output_dir import ManagedOutput, SaveMode, check_mode
 
 from curator_video.tasks import Clip, VideoTask
 
-__all__ = ["ClipWriterStage", "clip_record"]
+__all__ = ["ClipWriterStage", "clip_record", "EMBEDDINGS_PARQUET"]
+
+EMBEDDINGS_PARQUET = "embeddings_parquet"
+"""Sub-directory of the per-video embedding tables (``id`` = clip uuid, ``embedding``): the
+input of ``ClipSemanticDeduplicationWorkflow``."""
 
 
 def clip_record(task: VideoTask, clip: Clip) -> dict[str, Any]:
@@ -22,7 +26,8 @@ def clip_record(task: VideoTask, clip: Clip) -> dict[str, Any]:
             "span_start": clip.span[0], "span_end": clip.span[1], "duration": clip.duration,
             "video_fps": meta.fps, "video_width": meta.width, "video_height": meta.height,
             "video_codec": meta.codec, "scores": {k: float(v) for k, v in clip.scores.items()},
-            "num_frames": len(clip.frame_indices), "has_embedding": clip.embedding is not None}
+            "num_frames": len(clip.frame_indices), "has_embedding": clip.embedding is not None,
+            "caption": clip.caption}
 
 
 @dataclass
@@ -30,13 +35,15 @@ class ClipWriterStage(ManagedOutput, ProcessingStage[VideoTask, FileGroupTask]):
     """Writes each kept clip under ``output_path``: ``clips/{uuid}.mp4`` (needs
     ``ClipTranscodingStage``), ``metas/{uuid}.json``, optional ``embeddings/{uuid}.npy`` and
     ``previews/{uuid}.jpg`` (the clip's middle extracted frame), plus one
-    ``metadata/{task_id}.parquet`` table per video. Every file is written atomically with a
+    ``metadata/{task_id}.parquet`` table per video and, with embeddings, one
+    ``embeddings_parquet/{task_id}.parquet`` (``id``, ``embedding``) per video for run-wide
+    semantic dedup (``ClipSemanticDeduplicationWorkflow``). Every file is written atomically with a
     deterministic name, so a re-run overwrites. Returns the list of written files.
 
     Args:
         output_path: directory or fsspec URL to write to.
         write_clips: write the encoded MP4s (clips without ``encoded_data`` are skipped).
-        write_embeddings: write clip embeddings as ``.npy``.
+        write_embeddings: write clip embeddings (``.npy`` per clip, Parquet per video).
         generate_previews: write a JPEG thumbnail per clip (from its extracted frames).
         metadata_format: ``"json"``, ``"parquet"`` or ``"both"``.
         mode: what to do when ``output_path`` holds another run's files: ``"error"`` (default),
@@ -87,6 +94,10 @@ class ClipWriterStage(ManagedOutput, ProcessingStage[VideoTask, FileGroupTask]):
             records.append(rec)
         if records and self.metadata_format in ("parquet", "both"):
             written.append(self._write(f"metadata/{task.task_id}.parquet", _parquet(records)))
+        embedded = [c for c in task.data.clips if c.embedding is not None]
+        if self.write_embeddings and embedded and self.writes_output:
+            written.append(self._write(f"{EMBEDDINGS_PARQUET}/{task.task_id}.parquet",
+                                       _embedding_parquet(embedded)))
         out = task.derive(written, cls=FileGroupTask)
         out.metadata["source_files"] = [task.data.input_path]
         return out
@@ -122,4 +133,17 @@ def _parquet(records: list[dict[str, Any]]) -> bytes:
     rows = [{**r, "scores": json.dumps(r["scores"], sort_keys=True)} for r in records]
     sink = pa.BufferOutputStream()
     pq.write_table(pa.Table.from_pylist(rows), sink)
+    return sink.getvalue().to_pybytes()
+
+
+def _embedding_parquet(clips: list[Clip]) -> bytes:
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    emb = np.stack([np.asarray(c.embedding, dtype=np.float32).ravel() for c in clips])
+    table = pa.table({"id": pa.array([c.uuid for c in clips], pa.string()),
+                      "embedding": pa.FixedSizeListArray.from_arrays(pa.array(emb.ravel()),
+                                                                     emb.shape[1])})
+    sink = pa.BufferOutputStream()
+    pq.write_table(table, sink)
     return sink.getvalue().to_pybytes()

@@ -1,7 +1,8 @@
 """Scene detectors: find the frames where a new shot starts.
 
-A detector is pluggable: subclass :class:`SceneDetector` (for example a learned TransNetV2 that
+A detector is pluggable: subclass :class:`SceneDetector` (for example a learned model that
 loads local weights in ``setup()``) and hand an instance to ``SceneCutSplitStage``.
+TransNetV2 has its own stage, ``TransNetV2ClipExtractionStage``.
 """
 
 from __future__ import annotations

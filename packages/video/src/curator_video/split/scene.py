@@ -5,16 +5,43 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+import numpy as np
 from curator import ProcessingStage
 
 from curator_video._config import coerce_numbers
 from curator_video.split.detectors import HistogramSceneDetector, SceneDetector
 from curator_video.tasks import Clip, VideoTask
 
-__all__ = ["SceneCutSplitStage", "DETECTORS"]
+__all__ = ["SceneCutSplitStage", "DETECTORS", "decode_all_frames"]
 
 DETECTORS: dict[str, type[SceneDetector]] = {"histogram": HistogramSceneDetector}
 """Detectors selectable by name (``detector="histogram"``); add yours or pass an instance."""
+
+
+def decode_all_frames(stage: ProcessingStage, task: VideoTask, size: tuple[int, int],
+                      batch_frames: int, pyav: bool = False) -> tuple[np.ndarray, float] | None:
+    """All frames of the task's video resized to ``size`` (width, height) and its fps, read
+    with decord (batched) or, with ``pyav``, PyAV (any size, bicubic); an undecodable video is
+    rejected by ``stage`` (``None`` returned)."""
+    import av  # noqa: F401 - a missing library fails the task, it is not a bad file
+    import decord  # noqa: F401
+
+    from curator_video.decode import open_decord, read_all_frames_av, read_frames
+
+    video = task.data
+    try:
+        if pyav:
+            frames, fps = read_all_frames_av(video.input_path, *size)
+        else:
+            reader = open_decord(video.input_path, *size)
+            frames = read_frames(reader, list(range(len(reader))), batch_frames)
+            fps = float(reader.get_avg_fps())
+        fps = fps or video.metadata.fps
+    except Exception as exc:  # noqa: BLE001 - a decoder error means a bad file
+        stage.reject(task, "undecodable video", record={"path": video.input_path},
+                     error=exc, source=video.input_path)
+        return None
+    return frames, fps
 
 
 @dataclass
@@ -26,7 +53,7 @@ class SceneCutSplitStage(ProcessingStage[VideoTask, VideoTask]):
 
     Args:
         detector: ``"histogram"`` (content-based, see ``threshold``) or a ``SceneDetector``
-            instance (e.g. a learned TransNetV2 loading local weights).
+            instance (for learned cuts use ``TransNetV2ClipExtractionStage``).
         threshold: cut threshold for the histogram detector (0-1).
         min_clip_length_s: drop shots shorter than this.
         max_clip_length_s: split longer shots into parts no longer than this (``None``: never).
@@ -75,21 +102,13 @@ class SceneCutSplitStage(ProcessingStage[VideoTask, VideoTask]):
         self._detector = det
 
     def process(self, task: VideoTask) -> VideoTask | None:
-        from curator_video.decode import open_decord, read_frames
-
         if self._detector is None:
             self.setup()
-        import decord  # noqa: F401 - a missing library fails the task, it is not a bad file
-
-        video = task.data
-        try:
-            reader = open_decord(video.input_path, *self.decode_size)
-            frames = read_frames(reader, list(range(len(reader))), self.batch_frames)
-            fps = float(reader.get_avg_fps()) or video.metadata.fps
-        except Exception as exc:  # noqa: BLE001 - a decoder error means a bad file
-            self.reject(task, "undecodable video", record={"path": video.input_path},
-                        error=exc, source=video.input_path)
+        decoded = decode_all_frames(self, task, self.decode_size, self.batch_frames)
+        if decoded is None:
             return None
+        frames, fps = decoded
+        video = task.data
         cuts = self._detector.detect(frames, fps)  # type: ignore[union-attr]
         bounds = [0, *cuts, len(frames)]
         clips = []

@@ -78,6 +78,8 @@ def fetch(url: str, path: str, *, retries: int = 3, timeout: float = 60.0,
                 total = expected_size
             size = os.path.getsize(part)
             if total is not None and size != total:
+                if size > total:  # not a prefix of this file: start again on the next try
+                    os.remove(part)
                 raise DownloadError(f"size check failed for {url}: got {size} bytes, "
                                     f"expected {total}")
             os.replace(part, path)

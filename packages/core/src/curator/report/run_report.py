@@ -1,0 +1,160 @@
+"""The JSON run report: a versioned, machine-readable record of what a run did.
+
+Built from the run's own bookkeeping (:class:`~curator.executors.stats.RunStats` and the
+rejected sink of the :class:`~curator.executors.base.RunResult`); the schema is
+``schema.json`` beside this module and is documented in ``docs/run-report.md``.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import platform
+from importlib import resources
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from curator.executors.base import RunResult
+    from curator.stages.base import ProcessingStage
+
+__all__ = ["SCHEMA_VERSION", "build_report", "write_report", "load_report", "report_schema",
+           "spec_of_stages", "installed_plugins"]
+
+SCHEMA_VERSION = 1
+"""Bumped when a field changes meaning or is removed; new fields keep the version."""
+
+MAX_TIMELINE_POINTS = 120
+
+
+def _plain(value: Any, depth: int = 0) -> Any:
+    """``value`` as JSON-safe data (other objects become their ``repr``)."""
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    if depth > 6:
+        return repr(value)
+    if isinstance(value, dict):
+        return {str(k): _plain(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, list | tuple | set | frozenset):
+        return [_plain(v, depth + 1) for v in value]
+    if isinstance(value, Path):
+        return str(value)
+    return repr(value)
+
+
+def _timeline(per_second: dict[int, int], points: int = MAX_TIMELINE_POINTS) -> list[list[float]]:
+    """``[[start_s, items_per_s], ...]``: items in per second, in at most ``points`` equal
+    buckets from the run's start (empty seconds included as 0)."""
+    if not per_second:
+        return []
+    span = max(per_second) + 1
+    width = max(1, -(-span // points))
+    sums: dict[int, int] = {}
+    for sec, n in per_second.items():
+        sums[sec // width] = sums.get(sec // width, 0) + n
+    return [[b * width, round(sums.get(b, 0) / width, 3)] for b in range(-(-span // width))]
+
+
+def spec_of_stages(name: str, description: str, stages: list[ProcessingStage]) -> dict[str, Any]:
+    """A spec-like description of built stages (class, name and constructor parameters), for
+    runs that did not start from a spec file."""
+    out = []
+    for s in stages:
+        params = {p.name: _plain(getattr(s, p.name)) for p in type(s).parameters()
+                  if p.name != "name" and hasattr(s, p.name)}
+        out.append({"stage": type(s).__name__, "name": s.name, **params})
+    return {"name": name, "description": description, "stages": out}
+
+
+def installed_plugins() -> list[dict[str, Any]]:
+    """Every plugin the registry loaded (name, distribution, version), broken ones flagged."""
+    from curator.plugins import get_registry  # noqa: PLC0415
+
+    reg = get_registry()
+    ok = [{"name": p.name, "distribution": p.distribution, "version": p.version,
+           "module": p.module, "broken": False} for p in reg.plugins]
+    bad = [{"name": b.name, "distribution": b.distribution, "version": b.version, "module": "",
+            "broken": True} for b in reg.broken]
+    return ok + bad
+
+
+def build_report(result: RunResult, spec: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The run report of ``result`` as a dict (see ``docs/run-report.md``).
+
+    Parameters:
+        result: what ``Pipeline.run`` returned.
+        spec: the spec the run was built from (default: ``result.spec``, which ``Pipeline.run``
+            fills in from the built stages).
+    """
+    spec = spec if spec is not None else result.spec or {}
+    stats = result.stats
+    sink = result.rejected
+    failed = result.failed
+    stages = []
+    for s in stats.stages:
+        d = s.to_dict()
+        stages.append({
+            "name": s.name, "workers": s.workers, "tasks_in": s.tasks_in,
+            "tasks_out": s.tasks_out, "items_in": s.items_in, "items_out": s.items_out,
+            "busy_s": round(s.busy_s, 4), "throughput_items_per_s": d["throughput_items_per_s"],
+            "rejected": s.rejected, "rejected_by_reason": dict(s.rejected_by_reason),
+            "failed_tasks": s.failed_tasks, "retries": s.retries, "skipped": s.skipped,
+            "worker_restarts": s.worker_restarts, "timeline": _timeline(s.timeline)})
+    started = _dt.datetime.fromtimestamp(stats.started_at, _dt.UTC)
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "pipeline": str(spec.get("name") or ""),
+        "ok": result.ok,
+        "executor": stats.executor,
+        "started_at": started.isoformat(timespec="seconds"),
+        "wall_s": round(stats.wall_s, 4),
+        "peak_rss_mb": round(stats.peak_rss_mb, 1),
+        "output_tasks": len(result),
+        "rejected_dir": sink.path,
+        "rejected_total": sink.total - len(failed),
+        "failed_total": len(failed),
+        "stages": stages,
+        "failed_tasks": [{"stage": f.stage, "task_id": f.task_id, "partition": f.partition,
+                          "error": str(f).split(": ", 1)[-1], "entry": f.entry}
+                         for f in failed],
+        "spec": _plain(spec),
+        "environment": {"python": platform.python_version(), "platform": platform.platform(),
+                        "plugins": installed_plugins()},
+    }
+
+
+def report_schema() -> dict[str, Any]:
+    """The JSON Schema (draft 2020-12) every report validates against."""
+    text = resources.files("curator.report").joinpath("schema.json").read_text("utf-8")
+    return json.loads(text)
+
+
+def write_report(result: RunResult | dict[str, Any], path: str | Path,
+                 spec: dict[str, Any] | None = None) -> Path:
+    """Write the report of ``result`` (a run result, or a report dict) to ``path``: JSON for
+    ``.json``, the offline HTML page for ``.html``/``.htm``; returns the path."""
+    from curator.report.html import render_html  # noqa: PLC0415
+
+    path = Path(path)
+    kind = path.suffix.lower()
+    if kind not in (".json", ".html", ".htm"):
+        raise ValueError(f"report {str(path)!r}: unsupported file type {kind!r}; use a .json "
+                         f"or .html path")
+    data = result if isinstance(result, dict) else build_report(result, spec)
+    text = (json.dumps(data, indent=2, ensure_ascii=False) + "\n" if kind == ".json"
+            else render_html(data))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, "utf-8")
+    tmp.replace(path)
+    return path
+
+
+def load_report(path: str | Path) -> dict[str, Any]:
+    """Read a report written by :func:`write_report`; refuses a newer schema version."""
+    data = json.loads(Path(path).read_text("utf-8"))
+    version = data.get("schema_version") if isinstance(data, dict) else None
+    if not isinstance(version, int) or version > SCHEMA_VERSION:
+        raise ValueError(f"{path}: not a run report this Curator can read (schema_version "
+                         f"{version!r}, supported up to {SCHEMA_VERSION})")
+    return data

@@ -1,0 +1,1 @@
+"""Clip captioning with vision-language models."""

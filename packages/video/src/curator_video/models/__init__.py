@@ -1,0 +1,1 @@
+"""Video models with published architectures and weight layouts (torch imported on use)."""

@@ -1,0 +1,51 @@
+"""Tiny stages for the report tests: a source, a stage that rejects by reason, one that fails."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from curator import ProcessingStage, Task
+
+from tests.core.executors.stages import make_partitions
+
+
+@dataclass
+class Parts(ProcessingStage):
+    """Source: ``n`` partitions of 4 integers."""
+
+    n: int = 5
+    name: str = "Parts"
+
+    def process(self, task: Task) -> list[Task]:
+        return make_partitions(self.n, 4)
+
+
+@dataclass
+class DropByReason(ProcessingStage):
+    """Rejects odd numbers ("odd") and multiples of 10 ("round"); keeps the rest."""
+
+    name: str = "DropByReason"
+
+    def process(self, task: Task) -> Task:
+        keep = []
+        for x in task.data:
+            if x % 2:
+                self.reject(task, "odd", record={"x": x}, kind="filtered")
+            elif x % 10 == 0:
+                self.reject(task, "round", record={"x": x}, kind="filtered")
+            else:
+                keep.append(x)
+        return task.derive(keep)
+
+
+@dataclass
+class FailOn(ProcessingStage):
+    """Raises for the task ``victim`` (every attempt)."""
+
+    victim: str = "part002"
+    name: str = "FailOn"
+
+    def process(self, task: Task) -> Task:
+        if task.task_id == self.victim:
+            raise RuntimeError("disk on fire")
+        return task
