@@ -3,7 +3,9 @@
     uv run python benchmarks/dedup.py                 # 100k documents
     uv run python benchmarks/dedup.py --docs 1000000  # 1M documents (needs ~4 GB of disk)
 
-The corpus has ``--exact`` (5%) exact copies and ``--near`` (5%) near copies (one word in a
+``--corpus realistic`` (default) is benchmarks/corpus.py (real English, log-normal lengths,
+5% exact and 5% near copies with 1-10 words replaced, from earlier files, ground truth in
+labels.tsv). ``--corpus simple`` is the old synthetic one: it has ``--exact`` (5%) exact copies and ``--near`` (5%) near copies (one word in a
 hundred replaced) of random originals, planted in the *next* file so that duplicates cross
 partitions, plus 2% very short documents (never to be grouped). Reports docs/s for MinHash
 signatures (one core), the whole fuzzy workflow and the exact workflow, precision and recall of
@@ -13,6 +15,7 @@ both against the planted groups, and the peak RSS of the process tree (psutil, s
 from __future__ import annotations
 
 import argparse
+import glob
 import os
 import shutil
 import sys
@@ -26,6 +29,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 from _rss import PeakRSS  # noqa: E402  (benchmarks/ is on sys.path when run as a script)
+from corpus import generate as generate_realistic  # noqa: E402
 
 os.environ.setdefault("CURATOR_SUMMARY", "0")
 
@@ -87,6 +91,7 @@ def score(removed: np.ndarray, root: np.ndarray, kinds: np.ndarray | None = None
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--docs", type=int, default=100_000)
+    ap.add_argument("--corpus", default="realistic", choices=["realistic", "simple"])
     ap.add_argument("--files", type=int, default=0, help="input files (default docs/10k)")
     ap.add_argument("--exact", type=float, default=0.05)
     ap.add_argument("--near", type=float, default=0.05)
@@ -101,9 +106,13 @@ def main() -> int:
     os.makedirs(inp, exist_ok=True)
     files = args.files or max(1, args.docs // 10_000)
     t = time.perf_counter()
-    root = make_corpus(inp, args.docs, files, exact=args.exact, near=args.near)
-    print(f"corpus: {args.docs} docs in {files} files, generated in {time.perf_counter() - t:.1f}s"
-          f" ({work})")
+    if args.corpus == "simple":
+        root = make_corpus(inp, args.docs, files, exact=args.exact, near=args.near)
+    else:
+        _, _, root = generate_realistic(inp, args.docs, files, fmt="parquet")
+    print(f"corpus: {args.corpus}, {args.docs} docs in {files} files, generated in "
+          f"{time.perf_counter() - t:.1f}s ({work}); load average "
+          f"{' '.join(f'{x:.1f}' for x in os.getloadavg())}")
     skip = set(args.skip.split(","))
     if "minhash" not in skip:
         texts = pq.read_table(os.path.join(inp, "part-00000.parquet")).column("text").to_pylist()
@@ -144,7 +153,7 @@ def _run(name: str, inp: str, out: str) -> tuple[float, str, dict[str, float]]:
 
 def _exact_roots(inp: str, root: np.ndarray) -> np.ndarray:
     """Planted groups restricted to identical texts (near copies are their own group)."""
-    t = pq.read_table(inp)
+    t = pa.concat_tables(pq.read_table(p) for p in sorted(glob.glob(os.path.join(inp, "*.parquet"))))
     ids = t.column("id").to_numpy()
     texts = t.column("text").to_pylist()
     first: dict[str, int] = {}

@@ -6,7 +6,8 @@ Reports images/s for (1) read + decode alone (the floor every pipeline pays), (2
 pipeline (read -> tiny CLIP embed -> aesthetic -> NSFW -> write) and peak RSS. When CUDA is
 present it also measures (3) a CLIP ViT-L/14-sized random-weight model on the GPU, fed by CPU
 decoding through the streaming executor, with the GPU stage's busy fraction. Without CUDA (3) is
-skipped and says so. Numbers are noisy on a shared machine.
+skipped and says so. (4) on the CPU, a ViT-B/32-sized random CLIP embeds ``--base-images``
+images beside the decode floor of (1). Numbers are noisy on a shared machine.
 """
 
 from __future__ import annotations
@@ -37,15 +38,18 @@ def _count(result) -> int:
     return sum(len(t.data) for t in result)
 
 
-def make_vit_l14(path: str) -> str:
-    """A CLIP ViT-L/14-sized vision tower with random weights (224px, 24 layers, 1024 wide)."""
+def make_vit_l14(path: str, base: bool = False) -> str:
+    """A CLIP ViT-L/14-sized vision tower with random weights (224px, 24 layers, 1024 wide);
+    ``base``: ViT-B/32-sized (12 layers, 768 wide, patch 32)."""
     if os.path.isfile(os.path.join(path, "config.json")):
         return path
     from transformers import CLIPImageProcessor, CLIPVisionConfig, CLIPVisionModelWithProjection
 
     cfg = CLIPVisionConfig(hidden_size=1024, intermediate_size=4096, num_hidden_layers=24,
                            num_attention_heads=16, image_size=224, patch_size=14,
-                           projection_dim=768)
+                           projection_dim=768) if not base else CLIPVisionConfig(
+        hidden_size=768, intermediate_size=3072, num_hidden_layers=12, num_attention_heads=12,
+        image_size=224, patch_size=32, projection_dim=512)
     CLIPVisionModelWithProjection(cfg).save_pretrained(path)
     CLIPImageProcessor(size={"shortest_edge": 224},
                        crop_size={"height": 224, "width": 224}).save_pretrained(path)
@@ -56,6 +60,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--images", type=int, default=512)
     parser.add_argument("--per-shard", type=int, default=64)
+    parser.add_argument("--base-images", type=int, default=64,
+                        help="images for the CPU ViT-B/32-sized embedding (0: skip)")
     parser.add_argument("--size", type=int, default=256)
     parser.add_argument("--gpu-images", type=int, default=4096)
     parser.add_argument("--workdir", default="/tmp/curator-image-bench")
@@ -98,6 +104,17 @@ def main() -> None:
                       ImageNSFWFilterStage(model_dir=nsfw, score_threshold=1.0),
                       ImageWriterStage(output_dir=out)])
     print(f"whole CPU pipeline (tiny CLIP): {n} images in {secs:.2f}s = {n / secs:.0f} images/s")
+    if args.base_images:
+        vit_b = make_vit_l14(os.path.join(wd, "vit_b32"), base=True)
+        base_dir = os.path.join(wd, f"base_shards_{args.base_images}_{args.size}")
+        if not os.path.isdir(base_dir):
+            make_webdataset_shards(base_dir, n_shards=1, per_shard=args.base_images,
+                                   size=(args.size, args.size))
+        secs, res = _run([ImageReaderStage(base_dir, task_batch_size=32),
+                          ImageEmbeddingStage(model_dir=vit_b, model_inference_batch_size=32,
+                                              remove_image_data=True)])
+        print(f"CPU ViT-B/32 embedding (read+decode+preprocess+forward): {_count(res)} images in "
+              f"{secs:.2f}s = {_count(res) / secs:.1f} images/s")
     print(f"peak RSS: {_peak_rss_mb():.0f} MiB")
 
     import torch

@@ -1,13 +1,16 @@
-"""Text pipeline benchmark: docs/s, MB/s and peak RSS (all processes) on a generated web-like
-corpus, for read → WordCount → NonAlphaNumeric → Urls → RepeatingTopNGrams → BoilerPlateString
-→ write, and the floor (read → write, no filter) in the same run.
+"""Text pipeline benchmark: docs/s, MB/s and peak RSS (all processes) for read → WordCount →
+NonAlphaNumeric → Urls → RepeatingTopNGrams → BoilerPlateString → write, against the I/O floor
+measured in the same run (orjson parse + word count + write by ``--floor-procs`` processes) and
+the pipeline's own read → write.
 
-    uv run python benchmarks/text.py [--docs 100000] [--files 40] [--executor local]
-                                     [--repeat 2] [--workdir benchmarks/results/text]
+    uv run python benchmarks/text.py [--corpus realistic|simple] [--docs 100000] [--files 8]
+                                     [--executor local] [--repeat 2] [--workdir …]
+    uv run python benchmarks/text.py --docs 20000 --per-filter 10000   # each filter, one core
 
-The corpus is seeded (normal, short, boilerplate, URL-heavy and repetitive documents) and
-generated once. ``--repeat 2`` runs the filter pipeline twice and checks the kept set is
-identical.
+``--corpus realistic`` (default) is benchmarks/corpus.py: real English spans, log-normal lengths
+(median 350 words), normal/short/boilerplate/URL/repetitive/duplicate documents. ``--corpus
+simple`` is the old ~100-word-vocabulary corpus. Corpora are seeded and generated once.
+``--repeat 2`` runs the filter pipeline twice and checks the kept set is identical.
 """
 
 from __future__ import annotations
@@ -23,6 +26,8 @@ import time
 
 import psutil
 from _rss import PeakRSS  # noqa: E402  (benchmarks/ is on sys.path when run as a script)
+from corpus import generate as generate_realistic  # noqa: E402
+from corpus import io_floor  # noqa: E402
 
 WORDS = ("the of and to in is was for that on with as by at from his her it an were are which "
          "this be or has had not but have also its one after first new two their who been "
@@ -101,7 +106,7 @@ def kept_digest(out_dir: str) -> tuple[int, str]:
     for path in sorted(glob.glob(os.path.join(out_dir, "*.jsonl"))):
         with open(path) as fh:
             ids += [json.loads(line)["id"] for line in fh]
-    return len(ids), hashlib.sha256("\n".join(sorted(ids)).encode()).hexdigest()[:16]
+    return len(ids), hashlib.sha256("\n".join(sorted(map(str, ids))).encode()).hexdigest()[:16]
 
 
 def run_one(raw_dir: str, out_dir: str, filters: bool, args: argparse.Namespace,
@@ -120,10 +125,46 @@ def run_one(raw_dir: str, out_dir: str, filters: bool, args: argparse.Namespace,
             "kept": kept, "kept_digest": digest}
 
 
+PER_FILTER = ("WordCountFilter", "NonAlphaNumericFilter", "UrlsFilter", "RepeatingTopNGramsFilter",
+              "BoilerPlateStringFilter", "SymbolsToWordsFilter", "LongWordFilter",
+              "MeanWordLengthFilter", "CommonEnglishWordsFilter", "WordsWithoutAlphabetsFilter",
+              "RepeatingDuplicateNGramsFilter", "RepeatedLinesFilter", "RepeatedParagraphsFilter",
+              "RepeatedLinesByCharFilter", "RepeatedParagraphsByCharFilter")
+
+
+def per_filter(raw_dir: str, docs: int, batch: int = 1000) -> None:
+    """Single-core docs/s of each filter's score_batch + keep_batch on the first ``docs``
+    documents of the corpus, ``batch`` documents per call (as a pipeline task would)."""
+    import curator_text
+    import pyarrow as pa
+    import pyarrow.json as pj
+
+    tables = []
+    for path in sorted(glob.glob(os.path.join(raw_dir, "*.jsonl"))):
+        tables.append(pj.read_json(path).select(["text"]))
+        if sum(t.num_rows for t in tables) >= docs:
+            break
+    pa.set_cpu_count(1)  # one core
+    texts = pa.concat_tables(tables)["text"].combine_chunks()[:docs]
+    chunks = [texts.slice(i, batch) for i in range(0, len(texts), batch)]
+    print(f"one core, {len(texts)} documents, {batch} per batch; load average "
+          f"{' '.join(f'{x:.1f}' for x in os.getloadavg())}")
+    for name in PER_FILTER:
+        f = getattr(curator_text, name)()
+        start = time.perf_counter()
+        for c in chunks:
+            f.keep_batch(pa.array(f.score_batch(c)))
+        dt = time.perf_counter() - start
+        print(f"  {name:32s} {len(texts) / dt:>10,.0f} docs/s", flush=True)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--docs", type=int, default=100_000)
-    ap.add_argument("--files", type=int, default=80,
+    ap.add_argument("--corpus", default="realistic", choices=["realistic", "simple"])
+    ap.add_argument("--floor-procs", type=int, default=psutil.cpu_count(),
+                    help="processes of the orjson I/O floor (default: all cores)")
+    ap.add_argument("--files", type=int, default=8,
                     help="input files; partitions are one file each, so this sets the memory per task")
     ap.add_argument("--executor", default="local")
     ap.add_argument("--blocksize", default="4MB")
@@ -133,14 +174,31 @@ def main() -> int:
     ap.add_argument("--queue-size", type=int, default=1,
                     help="tasks buffered between stages (local executor; 0: its default)")
     ap.add_argument("--workdir", default=os.path.join("benchmarks", "results", "text"))
+    ap.add_argument("--per-filter", type=int, default=0, metavar="DOCS",
+                    help="only time each filter alone on one core on DOCS documents (e.g. 10000)")
     args = ap.parse_args()
-    raw = os.path.join(args.workdir, f"raw_{args.docs}_{args.files}")
+    raw = os.path.join(args.workdir, f"raw_{args.corpus}_{args.docs}_{args.files}")
     if not os.path.isdir(raw):
         print(f"generating {args.docs} docs in {raw} …", flush=True)
-        generate(raw, args.docs, args.files)
+        if args.corpus == "simple":
+            generate(raw, args.docs, args.files)
+        else:
+            generate_realistic(raw, args.docs, args.files)
+    if args.per_filter:
+        per_filter(raw, args.per_filter)
+        return 0
     mb = sum(os.path.getsize(p) for p in glob.glob(os.path.join(raw, "*.jsonl"))) / 1e6
-    print(f"corpus: {args.docs} docs, {mb:.0f} MB, {args.files} files; executor "
-          f"{args.executor}; {psutil.cpu_count()} cpus", flush=True)
+    print(f"corpus: {args.corpus}, {args.docs} docs, {mb:.0f} MB, {args.files} files; executor "
+          f"{args.executor}; {psutil.cpu_count()} cpus; load average "
+          f"{' '.join(f'{x:.1f}' for x in os.getloadavg())}", flush=True)
+    out_io = os.path.join(args.workdir, "out_io_floor")
+    shutil.rmtree(out_io, ignore_errors=True)
+    n, wall, peak = io_floor(sorted(glob.glob(os.path.join(raw, "*.jsonl"))), out_io,
+                             args.floor_procs)
+    io = {"pipeline": f"orjson floor ({args.floor_procs} processes)", "wall_s": round(wall, 2),
+          "docs_per_s": round(n / wall), "mb_per_s": round(mb / wall, 1),
+          "peak_rss_mb": round(peak / 2**20)}
+    print(json.dumps(io), flush=True)
     cluster = None
     if args.executor != "local":  # start Ray once, outside the timed runs
         from curator import RayClient
@@ -160,10 +218,12 @@ def main() -> int:
     if cluster is not None:
         cluster.stop()
     best = max(runs, key=lambda r: r["docs_per_s"])
-    ratio = best["docs_per_s"] / floor["docs_per_s"]
     print(f"\nfilters: {best['docs_per_s']:,} docs/s, {best['mb_per_s']} MB/s, peak "
-          f"{best['peak_rss_mb']} MB; floor: {floor['docs_per_s']:,} docs/s, peak "
-          f"{floor['peak_rss_mb']} MB; ratio filters/floor {ratio:.2f}")
+          f"{best['peak_rss_mb']} MB; orjson floor: {io['docs_per_s']:,} docs/s, peak "
+          f"{io['peak_rss_mb']} MB; pipeline read→write: {floor['docs_per_s']:,} docs/s, peak "
+          f"{floor['peak_rss_mb']} MB; ratio filters/floor "
+          f"{best['docs_per_s'] / io['docs_per_s']:.2f}; load average "
+          f"{' '.join(f'{x:.1f}' for x in os.getloadavg())}")
     if len(runs) > 1:
         same = len({r["kept_digest"] for r in runs}) == 1
         print(f"kept set identical across {len(runs)} runs: {same}")

@@ -106,3 +106,38 @@ def test_run_writes_json_report_with_the_spec(reg, tmp_path, capsys):
     assert data["spec"]["stages"][1]["filter_obj"] == {"filter": "Threshold", "minimum": 1}
     assert [s["name"] for s in data["stages"]] == ["Numbers", "KeepAbove"]
     assert data["stages"][1]["tasks_in"] == 3
+
+
+def test_summary_hint_names_the_flag_and_missing_input_is_one_line(reg, tmp_path, capsys,
+                                                                   monkeypatch):
+    from tests.core.report.stages import DropByReason, Parts
+
+    reg.register(Parts, "stage")
+    reg.register(DropByReason, "stage")
+    monkeypatch.delenv("CURATOR_SUMMARY", raising=False)
+    monkeypatch.delenv("CURATOR_TRACEBACK", raising=False)
+    spec = tmp_path / "spec.yaml"
+    spec.write_text("stages:\n  - stage: Parts\n    n: 2\n  - stage: DropByReason\n")
+    assert main(["run", str(spec)]) == 0
+    err = capsys.readouterr().err
+    assert "wall time" in err and "pass --rejected-dir to write them" in err
+    assert "rejected_dir=" not in err
+    missing = tmp_path / "spec2.yaml"
+    missing.write_text(f"stages:\n  - stage: FilePartitioningStage\n"
+                       f"    file_paths: {tmp_path / 'nothing' / '*.jsonl'}\n")
+    assert main(["run", str(missing), "--quiet"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err, err
+    assert err.startswith("curator: source stage") and "no input files found" in err
+
+
+def test_json_output_into_a_closed_pipe_exits_quietly():
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen([sys.executable, "-m", "curator", "stages", "--json"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.close()  # like `| head` exiting before curator writes
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 141
+    assert "Traceback" not in err and "BrokenPipeError" not in err, err

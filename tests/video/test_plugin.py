@@ -21,12 +21,14 @@ def test_every_public_stage_is_registered_by_the_plugin():
     for cls in ["VideoReaderStage", "FixedStrideSplitStage", "SceneCutSplitStage",
                 "ClipFrameExtractionStage", "MotionFilterStage", "ClipAestheticFilterStage",
                 "ClipEmbeddingStage", "ClipSemanticDedupStage", "ClipTranscodingStage",
-                "ClipWriterStage"]:
+                "ClipWriterStage", "TransNetV2ClipExtractionStage", "CaptionGenerationStage",
+                "ClipSemanticDeduplicationWorkflow"]:
         assert cls in names, cls
         assert cls in curator_video.__all__
     assert names["VideoReaderStage"].kind == "reader"
     assert names["ClipWriterStage"].kind == "writer"
     assert names["MotionFilterStage"].kind == "filter"
+    assert names["ClipSemanticDeduplicationWorkflow"].kind == "deduplicator"
 
 
 def test_all_names_exist():

@@ -99,3 +99,8 @@ def test_asr_stage_with_whisper_directory(tiny_whisper, manifest):
 
     assert out.data[0]["pred_text"] == model.transcribe(
         [record_waveform(one.data[0], target_sr=16000)[0]])[0]
+
+
+def test_remote_model_dir_is_refused_with_a_clear_error():
+    with pytest.raises(ValueError, match="local directory"):
+        WhisperModel.load("s3://bucket/whisper", "cpu")

@@ -140,25 +140,21 @@ ORPHAN_DRIVER = textwrap.dedent("""
                        _temp_dir=sys.argv[1]).start()
     import ray
     session = ray._private.worker._global_node.get_session_dir_path()
-    procs = [[p.pid, p.create_time()] for p in _ray_descendants()]
-    print(json.dumps({"session": session, "procs": procs}), flush=True)
+    procs = [[p.pid, p.create_time()] for p in _ray_descendants() if p.pid != client._watchdog.pid]
+    print(json.dumps({"session": session, "procs": procs, "watchdog": client._watchdog.pid}),
+          flush=True)
     time.sleep(600)
 """)
 
 
-@pytest.mark.ray
-def test_next_start_ends_the_cluster_of_a_killed_driver_and_nothing_else():
-    """A driver that started a cluster is kill -9'd; the next RayClient start on the machine
-    ends every process of that cluster (found by the record the driver left in Ray's temp
-    dir; the test uses a temp dir of its own, so no other cluster on the machine is touched)."""
-    import shutil
-    import tempfile
+def _killed_driver(temp_dir: str, kill_watchdog: bool) -> dict:
+    """Start a driver that starts a cluster in ``temp_dir``, then kill -9 it (and its watchdog);
+    returns what the driver printed, with ``left``: how many of its Ray processes were alive
+    just after."""
     import time
 
-    import psutil
     from curator.executors.ray_client import session_processes
 
-    temp_dir = tempfile.mkdtemp(prefix="cor", dir="/tmp")  # our own: short socket paths
     env = {**os.environ, "RAY_ENABLE_UV_RUN_RUNTIME_ENV": "0"}
     env.pop("RAY_ADDRESS", None)
     driver = subprocess.Popen([sys.executable, "-c", ORPHAN_DRIVER, temp_dir], env=env,
@@ -166,14 +162,53 @@ def test_next_start_ends_the_cluster_of_a_killed_driver_and_nothing_else():
     try:
         info = json.loads(driver.stdout.readline())
         assert len(info["procs"]) >= 3
+        if kill_watchdog:
+            os.kill(info["watchdog"], 9)
         driver.kill()  # SIGKILL: no atexit, no ray.shutdown()
         driver.wait(30)
-        time.sleep(2)
-        left = session_processes(info["session"], info["procs"])
-        print(f"alive 2s after kill -9: {len(left)} of {len(info['procs'])}")
-        # the next start (here: a new cluster in the same temp dir) sweeps the orphans
+    finally:
+        if driver.poll() is None:
+            driver.kill()
+    time.sleep(1)
+    info["left"] = len(session_processes(info["session"], info["procs"]))
+    return info
+
+
+def _gone(info: dict) -> bool:
+    import psutil
+    from curator.executors.ray_client import session_processes
+
+    return not session_processes(info["session"], info["procs"]) and not any(
+        psutil.pid_exists(pid) and abs(psutil.Process(pid).create_time() - t) < 1e-3
+        for pid, t in info["procs"])
+
+
+@pytest.mark.ray
+def test_a_killed_driver_leaves_no_process_of_the_cluster_it_started():
+    """kill -9 of a driver that started a cluster: its watchdog ends every process of that
+    cluster; and when the watchdog is killed too, the next RayClient start does. Found by the
+    record the driver left in Ray's temp dir (the test uses a temp dir of its own, so no other
+    cluster on the machine is touched)."""
+    import shutil
+    import tempfile
+    import time
+
+    from curator.executors.ray_client import end_processes, session_processes
+
+    temp_dir = tempfile.mkdtemp(prefix="cor", dir="/tmp")  # our own: short socket paths
+    try:
+        info = _killed_driver(temp_dir, kill_watchdog=False)
+        for _ in range(600):  # the watchdog's bounded wait (at most a minute)
+            if _gone(info):
+                break
+            time.sleep(0.1)
+        assert _gone(info), f"{info['left']} of {len(info['procs'])} still alive"
+
+        info = _killed_driver(temp_dir, kill_watchdog=True)
+        print(f"alive 1s after kill -9 of driver and watchdog: {info['left']} of "
+              f"{len(info['procs'])}")
         info2 = _run(textwrap.dedent(f"""
-            import json, sys
+            import json
             from curator.executors.ray_client import RayClient
             with RayClient(num_cpus=1, object_store_memory=80 * 1024**2, timeout_s=200,
                            _temp_dir={temp_dir!r}) as client:
@@ -181,13 +216,7 @@ def test_next_start_ends_the_cluster_of_a_killed_driver_and_nothing_else():
             print(json.dumps({{"alive": alive}}))
         """))
         assert info2["alive"]
-        assert session_processes(info["session"], info["procs"]) == []
-        assert not any(psutil.pid_exists(pid) and abs(psutil.Process(pid).create_time() - t) < 1e-3
-                       for pid, t in info["procs"])
+        assert _gone(info)  # the next start ended the orphans
     finally:
-        if driver.poll() is None:
-            driver.kill()
-        from curator.executors.ray_client import end_processes
-
         end_processes(session_processes(temp_dir))
         shutil.rmtree(temp_dir, ignore_errors=True)

@@ -9,7 +9,11 @@ import pytest
 import torch
 from curator_image.models.clip import ClipImageEmbedder
 from curator_image.models.open_clip import load_open_clip_state, open_clip_vision_config
-from curator_image.testing import make_image, make_tiny_open_clip_checkpoint, open_clip_vision_reference
+from curator_image.testing import (
+    make_image,
+    make_tiny_open_clip_checkpoint,
+    open_clip_vision_reference,
+)
 
 ARCH = {"width": 32, "layers": 2, "patch": 14, "image_size": 28, "mlp": 64, "embed_dim": 16}
 

@@ -11,7 +11,7 @@ import pytest
 from curator import Pipeline, Resources
 from curator_text.tasks import DocumentBatch
 
-from tests.text.classifiers.conftest import read_json
+from tests.text.classifiers.tiny_models import read_json
 
 TEXTS = ["the cat sat on the mat", "math lesson teaches algebra students learn", "buy now cheap",
          "a big red house near a green tree under the blue sky and the dog ran far away",

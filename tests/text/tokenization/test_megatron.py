@@ -13,7 +13,7 @@ import pytest
 from curator import Pipeline
 from curator_text.tasks import DocumentBatch
 
-from tests.text.classifiers.conftest import save_tokenizer
+from tests.text.classifiers.tiny_models import save_tokenizer
 
 CODES = {1: np.uint8, 2: np.int8, 3: np.int16, 4: np.int32, 5: np.int64, 6: np.float64,
          7: np.float32, 8: np.uint16}

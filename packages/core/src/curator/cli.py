@@ -5,11 +5,13 @@ from __future__ import annotations
 import argparse
 import inspect
 import json
+import os
 import sys
 from collections.abc import Sequence
 from typing import Any
 
 from curator.errors import ConfigError, CuratorError
+from curator.executors.base import env_flag
 from curator.plugins import Registry, RegistryEntry, get_registry
 from curator.plugins.kinds import KIND_NAMES
 
@@ -135,7 +137,11 @@ def cmd_run(args: argparse.Namespace, registry: Registry) -> int:
         print(pipeline.describe(), file=sys.stderr)
     if args.dry_run:
         return 0
-    result = pipeline.run(executor, **opts)
+    summary = opts.pop("summary", None)
+    summary = summary if summary is not None else env_flag("CURATOR_SUMMARY") is not False
+    result = pipeline.run(executor, summary=False, **opts)
+    if summary:  # printed here so its hints name command-line flags
+        print(result.summary(cli=True), file=sys.stderr, flush=True)
     if args.report:
         from curator.report import write_report  # noqa: PLC0415
 
@@ -282,12 +288,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"curator: {exc}", file=sys.stderr)
         return 2
     except CuratorError as exc:
-        print(f"curator: {exc}", file=sys.stderr)
+        print(f"curator: {_short(exc)}", file=sys.stderr)
         return 1
+    except BrokenPipeError:  # `curator ... | head` closed the pipe: stop quietly
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # so the exit-time flush cannot fail again
+        return 141  # as when killed by SIGPIPE
     except KeyboardInterrupt:
         print("curator: interrupted; finished partitions are kept (re-run with "
               "--checkpoint-dir to resume)", file=sys.stderr)
         return 130
+
+
+def _short(exc: BaseException) -> str:
+    """An error message with an embedded traceback cut to its last line (the exception),
+    unless CURATOR_TRACEBACK=1."""
+    text = str(exc)
+    head, found, trace = text.partition("Traceback (most recent call last):")
+    if not found or env_flag("CURATOR_TRACEBACK"):
+        return text
+    last = next((line.strip() for line in reversed(trace.splitlines()) if line.strip()), "")
+    return f"{head.strip()} {last} (CURATOR_TRACEBACK=1 shows the traceback)"
 
 
 def _entry() -> Any:  # pragma: no cover

@@ -44,6 +44,9 @@ class HFWav2Vec2CTCModel(ASRModel):
     def load(cls, model_dir: str, device: str = "cpu") -> HFWav2Vec2CTCModel:
         from transformers import Wav2Vec2ForCTC, Wav2Vec2Processor
 
+        if "://" in model_dir:
+            raise ValueError(f"wav2vec2_hf: model_dir must be a local directory (transformers loads "
+                             f"local files only), got {model_dir!r}; copy the model to each node")
         processor = Wav2Vec2Processor.from_pretrained(model_dir, local_files_only=True)
         model = Wav2Vec2ForCTC.from_pretrained(model_dir, local_files_only=True)
         return cls(model.eval().to(device), processor, device)

@@ -49,6 +49,9 @@ class WhisperModel(ASRModel):
         import torch
         from transformers import WhisperForConditionalGeneration, WhisperProcessor
 
+        if "://" in model_dir:
+            raise ValueError(f"whisper: model_dir must be a local directory (transformers loads "
+                             f"local files only), got {model_dir!r}; copy the model to each node")
         if task not in ("transcribe", "translate"):
             raise ValueError(f"whisper: task must be 'transcribe' or 'translate', got {task!r}")
         if not 0 < chunk_length_s <= 30:

@@ -150,12 +150,15 @@ class RunResult(list):
             raise PipelineFailedError(self)
         return self
 
-    def summary(self) -> str:
+    def summary(self, cli: bool = False) -> str:
+        """The summary table and rejected/failed lines; ``cli`` names command-line flags
+        (``--rejected-dir``) in hints instead of Python parameters."""
         lines = [self.stats.format_table()]
         total = self.rejected.total
         if total:
-            where = (f"written to {self.rejected.path}" if self.rejected.path
-                     else "kept in memory (result.rejected.records); pass rejected_dir= to write them")
+            how = ("pass --rejected-dir to write them" if cli else
+                   "kept in memory (result.rejected.records); pass rejected_dir= to write them")
+            where = f"written to {self.rejected.path}" if self.rejected.path else how
             per = ", ".join(f"{k}: {v}" for k, v in self.rejected.counts.items())
             lines.append(f"rejected {total} records/tasks ({per}), {where}")
         if self.failed:

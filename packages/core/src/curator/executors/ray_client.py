@@ -199,7 +199,23 @@ def _owner_alive(record: dict[str, Any]) -> bool:
         return True  # not a record of ours: never act on it
 
 
-def sweep_orphans(temp_dir: str | os.PathLike[str] = "/tmp/ray") -> int:
+def _sweep_record(path: Path, temp_dir: str | os.PathLike[str]) -> int:
+    """End the processes of the cluster recorded in ``path`` if its owner is gone; returns how
+    many were ended."""
+    try:
+        record = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return 0
+    session = os.path.realpath(str(record.get("session_dir") or "/"))
+    if _owner_alive(record) or not session.startswith(os.path.realpath(temp_dir) + "/session_"):
+        return 0  # a live driver's cluster, or a record naming no session of this temp dir
+    procs = session_processes(session, [tuple(p) for p in record.get("pids", [])])
+    end_processes(procs)
+    path.unlink(missing_ok=True)
+    return len(procs)
+
+
+def sweep_orphans(temp_dir: str | os.PathLike[str] = "/tmp/ray") -> int:  # noqa: S108
     """End the processes of clusters a Curator driver started and then died without stopping
     (kill -9). Only clusters recorded in ``<temp_dir>/curator_owned/*.json`` whose owner process
     is gone are touched: other users' clusters, ``ray start`` ones and those of live drivers are
@@ -207,22 +223,18 @@ def sweep_orphans(temp_dir: str | os.PathLike[str] = "/tmp/ray") -> int:
     owned = Path(temp_dir) / _OWNED_DIR
     if not owned.is_dir():
         return 0
-    ended = 0
-    for path in owned.glob("*.json"):
-        try:
-            record = json.loads(path.read_text())
-        except (OSError, ValueError):
-            continue
-        session = os.path.realpath(str(record.get("session_dir") or "/"))
-        if _owner_alive(record) or not session.startswith(
-                os.path.realpath(temp_dir) + "/session_"):
-            continue  # a live driver's cluster, or a record naming no session of this temp dir
-        procs = session_processes(session,
-                                  [tuple(p) for p in record.get("pids", [])])
-        end_processes(procs)
-        ended += len(procs)
-        path.unlink(missing_ok=True)
-    return ended
+    return sum(_sweep_record(path, temp_dir) for path in owned.glob("*.json"))
+
+
+def _watch_owner(record: str, temp_dir: str) -> None:
+    """Body of the watchdog process a started cluster gets: wait for the driver that started it
+    to exit, then end what is left of its cluster (nothing, after a clean ``stop()``)."""
+    import psutil  # noqa: PLC0415
+
+    with contextlib.suppress(psutil.Error, OSError, ValueError, KeyError):
+        owner = psutil.Process(int(json.loads(Path(record).read_text())["owner_pid"]))
+        owner.wait()
+    _sweep_record(Path(record), temp_dir)
 
 
 class RayClient:
@@ -245,9 +257,10 @@ class RayClient:
         include_dashboard: start Ray's dashboard (off: it is slow to start and rarely needed).
         ray_init_kwargs: extra arguments for ``ray.init``.
 
-    A started cluster is recorded in ``<ray temp dir>/curator_owned/`` with this process's id;
-    should the driver die without ``stop()`` (kill -9), the next ``RayClient.start()`` on the
-    machine ends that cluster's leftover processes (and only those). Clients are pointed at the
+    A started cluster is recorded in ``<ray temp dir>/curator_owned/`` with this process's id,
+    and a small watchdog process waits for this process to exit: should the driver die without
+    ``stop()`` (kill -9), the watchdog ends that cluster's leftover processes (and only those);
+    should the watchdog be killed too, the next ``RayClient.start()`` on the machine does. Clients are pointed at the
     address Ray actually bound (:attr:`address`). Use it as a context manager::
 
         with RayClient(num_cpus=2):
@@ -269,6 +282,7 @@ class RayClient:
         self.how: str | None = None  # how start() found the cluster (see resolve_address)
         self._connected = False
         self._record: Path | None = None
+        self._watchdog: Any = None  # the process that ends a started cluster if we are killed
 
     # -- lifecycle ---------------------------------------------------------------------------
     def start(self) -> RayClient:
@@ -348,6 +362,10 @@ class RayClient:
         if self._record is not None:
             self._record.unlink(missing_ok=True)
             self._record = None
+        if self._watchdog is not None:
+            self._watchdog.kill()
+            self._watchdog.wait()
+            self._watchdog = None
         self.owns_cluster = False
 
     @property
@@ -406,6 +424,15 @@ class RayClient:
         tmp.write_text(json.dumps(record))
         tmp.replace(path)
         self._record = path
+        # a watchdog in a session of its own ends the cluster should this process be killed
+        # (kill -9 gives Ray no chance to); the next start sweeps should it be killed too
+        import subprocess  # noqa: PLC0415
+
+        code = ("from curator.executors.ray_client import _watch_owner; "
+                f"_watch_owner({str(path)!r}, {self._temp_dir()!r})")
+        self._watchdog = subprocess.Popen(  # noqa: S603
+            [sys.executable, "-c", code], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True)
 
     def _probe(self, how: str, address: str, deadline: float) -> str:
         """The address to join, after checking within the deadline that its GCS port answers

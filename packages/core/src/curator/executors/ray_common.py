@@ -25,7 +25,7 @@ from curator.executors.retry import (
     outcome_report,
     run_with_retries,
 )
-from curator.executors.stats import ProgressReporter, RunStats
+from curator.executors.stats import ProgressReporter, RayStageMetrics, RunStats
 from curator.paths import warn_node_local_paths
 from curator.stages.base import ProcessingStage
 from curator.tasks import EmptyTask, Task
@@ -143,8 +143,9 @@ class RayExecutorBase(BaseExecutor):
             start = time.perf_counter()
             try:
                 warn_node_local_paths(stages, len(alive_nodes()))
-                outputs = self._run(stages, self.initial(initial_tasks), ctx, stats,
-                                    client.cluster_resources())
+                with RayStageMetrics(stats, ctx.pipeline_name):  # Ray dashboard / Prometheus
+                    outputs = self._run(stages, self.initial(initial_tasks), ctx, stats,
+                                        client.cluster_resources())
             finally:
                 stats.wall_s = time.perf_counter() - start
                 if reporter:

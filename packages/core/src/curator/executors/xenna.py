@@ -17,7 +17,7 @@ from typing import Any
 
 from curator.executors.base import RunContext, RunResult
 from curator.executors.fusion import StageGroup, chain_reports
-from curator.executors.ray_client import RayClient, RayStartError
+from curator.executors.ray_client import RayClient, RayStartError, alive_nodes
 from curator.executors.ray_common import RayExecutorBase, node_gpu_memory_gb, start_tasks
 from curator.executors.retry import apply_report
 from curator.executors.stats import RunStats
@@ -236,10 +236,8 @@ class XennaExecutor(RayExecutorBase):
     def _cpu_shares(self, groups: list[StageGroup]) -> list[float]:
         """Each group's CPUs per worker, scaled down so one worker of every group fits in the
         CPUs Xenna keeps for stages (``floor(node CPUs * cpu_allocation_percentage)``)."""
-        import ray  # noqa: PLC0415
-
         pct = float(self.setting("cpu_allocation_percentage"))
-        nodes = [float(n.get("Resources", {}).get("CPU", 0)) for n in ray.nodes() if n.get("Alive")]
+        nodes = [float((n.get("Resources") or {}).get("CPU", 0)) for n in alive_nodes()]
         budget = sum(math.floor(c * pct) for c in nodes)
         largest = max((math.floor(c * pct) for c in nodes), default=0)
         if budget < 1 or largest < 1:

@@ -68,7 +68,8 @@ def ge(scores: pa.Array, bound: float) -> pa.Array:
     return pc.greater_equal(scores, bound)
 
 
-ASCII_WS = " \t\n\r\x0b\x0c"
+ASCII_WS = " \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f"
+"""The ASCII characters ``str.split()`` splits on (including the separators \\x1c-\\x1f)."""
 ASCII_ALNUM = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
 
 

@@ -268,7 +268,7 @@ class MeanWordLengthFilter(_Words):
         return sum(lens) / len(lens) if lens else 0.0
 
     def _score_ws(self, texts: pa.Array) -> np.ndarray:
-        nonws = v.lengths(texts) - v.class_count(texts, v.ASCII_WS, r"[\s\x0b\x85\p{Z}]")
+        nonws = v.lengths(texts) - v.class_count(texts, v.ASCII_WS, r"[\s\x0b\x1c-\x1f\x85\p{Z}]")
         return v.ratio(nonws, v.word_counts(texts), 0.0)
 
     def keep_document(self, score: float) -> bool:

@@ -173,45 +173,13 @@ class RepeatingTopNGramsFilter(_MaxScore):
                                for i in range(0, len(texts), self.chunk_docs)])
 
     def _score_chunk(self, texts: pa.Array) -> np.ndarray:
-        n_docs, n = len(texts), self._n
-        scores = np.ones(n_docs, dtype=np.float64)  # fewer than n words
-        lists = pc.utf8_split_whitespace(texts)
-        words = pc.list_flatten(lists)
-        doc = pc.list_parent_indices(lists).to_numpy(zero_copy_only=False)
-        wlen = pc.utf8_length(words).to_numpy(zero_copy_only=False).astype(np.int64)
-        keep = wlen > 0
-        if not keep.any():
+        scores = np.ones(len(texts), dtype=np.float64)  # fewer than n words
+        g = _NGrams.of(texts, self._n)
+        if g is None:
             return scores
-        doc, wlen = doc[keep], wlen[keep]
-        enc = pc.dictionary_encode(words.filter(pa.array(keep)))
-        ids = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
-        vocab = len(enc.dictionary)
-        m = len(ids) - n + 1
-        if m <= 0:
-            return scores
-        valid = doc[:m] == doc[n - 1:]  # the n-gram stays inside one document
-        pos = np.flatnonzero(valid)  # where each counted n-gram starts in ``ids``
-        if not len(pos):
-            return scores
-        gdoc = doc[:m][valid]
-        if n_docs * float(vocab) ** n < 2**62:  # one int64 key per (document, n-gram)
-            key = doc[:m].copy()
-            for k in range(n):
-                key = key * vocab + ids[k:k + m]
-            key = key[valid]
-        else:  # number the n-grams step by step to keep keys small
-            gram = ids[:m]
-            for k in range(1, n):
-                _, gram = np.unique(gram * vocab + ids[k:k + m], return_inverse=True)
-                gram = gram.astype(np.int64)
-            gram = gram[valid]
-            key = gdoc * (int(gram.max()) + 1) + gram
-        # number the distinct keys in first-seen order (hash-based): their first occurrences
-        # are where the number exceeds every earlier one
-        num = pc.dictionary_encode(pa.array(key)).indices.to_numpy(
-            zero_copy_only=False).astype(np.int64)
+        n, num, gdoc, pos, wlen, ids, enc = g.n, g.num, g.doc, g.pos, g.wlen, g.ids, g.enc
         counts = np.bincount(num)
-        first = np.flatnonzero(num > np.maximum.accumulate(np.r_[-1, num[:-1]]))
+        first = np.flatnonzero(g.first)
         udoc = gdoc[first]
         start = pos[first]  # where each distinct n-gram first occurs
         cs = np.concatenate([[0], np.cumsum(wlen)])
@@ -233,6 +201,62 @@ class RepeatingTopNGramsFilter(_MaxScore):
         return scores
 
 
+class _NGrams:
+    """The word n-grams of a column of texts (words split on whitespace, as ``str.split``),
+    numbered with Arrow hash kernels: ``num[j]`` numbers the (document, n-gram) starting at word
+    ``pos[j]`` of document ``doc[j]`` in first-seen order, ``first[j]`` is True where that pair
+    occurs for the first time. ``ids``/``wlen``: every word's vocabulary id and length, ``enc``
+    the dictionary encoding; ``n_words`` the words per document."""
+
+    __slots__ = ("doc", "enc", "first", "ids", "n", "n_words", "num", "pos", "wlen")
+
+    @classmethod
+    def of(cls, texts: pa.Array, n: int) -> _NGrams | None:
+        """The n-grams of ``texts``, or None when no document has ``n`` words."""
+        n_docs = len(texts)
+        lists = pc.utf8_split_whitespace(texts)
+        words = pc.list_flatten(lists)
+        doc = pc.list_parent_indices(lists).to_numpy(zero_copy_only=False)
+        wlen = pc.utf8_length(words).to_numpy(zero_copy_only=False).astype(np.int64)
+        keep = wlen > 0  # Arrow yields "" around leading/trailing whitespace; str.split does not
+        if not keep.any():
+            return None
+        doc, wlen = doc[keep], wlen[keep]
+        enc = pc.dictionary_encode(words.filter(pa.array(keep)))
+        ids = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+        vocab = len(enc.dictionary)
+        m = len(ids) - n + 1
+        if m <= 0:
+            return None
+        valid = doc[:m] == doc[n - 1:]  # the n-gram stays inside one document
+        pos = np.flatnonzero(valid)  # where each counted n-gram starts in ``ids``
+        if not len(pos):
+            return None
+        gdoc = doc[:m][valid]
+        if n_docs * float(vocab) ** n < 2**62:  # one int64 key per (document, n-gram)
+            key = doc[:m].copy()
+            for k in range(n):
+                key = key * vocab + ids[k:k + m]
+            key = key[valid]
+        else:  # number the n-grams step by step to keep keys small
+            gram = ids[:m]
+            for k in range(1, n):
+                _, gram = np.unique(gram * vocab + ids[k:k + m], return_inverse=True)
+                gram = gram.astype(np.int64)
+            gram = gram[valid]
+            key = gdoc * (int(gram.max()) + 1) + gram
+        # number the distinct keys in first-seen order (hash-based): their first occurrences
+        # are where the number exceeds every earlier one
+        num = pc.dictionary_encode(pa.array(key)).indices.to_numpy(
+            zero_copy_only=False).astype(np.int64)
+        self = cls()
+        self.n, self.num, self.doc, self.pos, self.wlen, self.ids, self.enc = (
+            n, num, gdoc, pos, wlen, ids, enc)
+        self.first = num > np.maximum.accumulate(np.r_[-1, num[:-1]])
+        self.n_words = np.bincount(doc, minlength=n_docs)
+        return self
+
+
 def _covered(text: str, ngram: str) -> float:
     """The share of ``text`` that removing every (non-overlapping) ``ngram`` would remove."""
     return text.count(ngram) * len(ngram) / len(text) if text else 1.0
@@ -245,10 +269,45 @@ class RepeatingDuplicateNGramsFilter(_MaxScore):
     document's length; fewer than ``n`` words score 1). ``lang="zh"``/``"ja"``: words by
     jieba/MeCab."""
 
+    vectorized = True
+    chunk_docs: int = 512
+    """Documents scored together (bounds the temporary memory of one call)."""
+
     def __init__(self, n: int = 2, max_repeating_duplicate_ngram_ratio: float = 0.2,
                  lang: str = "en") -> None:
         super().__init__()
         self._n, self._max, self._lang = n, max_repeating_duplicate_ngram_ratio, lang
+        if needs_segmenter(lang):
+            self.vectorized = False
+
+    def score_batch(self, texts: pa.Array) -> np.ndarray | list:
+        """The same scores as ``score_document`` for a whole column, ``chunk_docs`` documents at
+        a time: repeats are the (document, n-gram) pairs seen before (Arrow hash kernels), and
+        each repeat's new characters follow from the distance to the previous repeat."""
+        if not self.vectorized:
+            return [self.score_document(t) for t in texts.to_pylist()]
+        return np.concatenate([self._score_chunk(texts.slice(i, self.chunk_docs))
+                               for i in range(0, len(texts), self.chunk_docs)] or [np.ones(0)])
+
+    def _score_chunk(self, texts: pa.Array) -> np.ndarray:
+        n_docs, n = len(texts), self._n
+        g = _NGrams.of(texts, n)
+        if g is None:
+            return np.ones(n_docs, dtype=np.float64)
+        dup = ~g.first
+        dpos, ddoc = g.pos[dup], g.doc[dup]
+        # ``overlap`` of score_document at a repeat: n minus the distance to the previous repeat
+        # of the same document (0 when far or none)
+        gap = np.full(len(dpos), n, dtype=np.int64)
+        same = np.r_[False, ddoc[1:] == ddoc[:-1]]
+        gap[same] = (dpos[1:] - dpos[:-1])[same[1:]]
+        overlap = np.clip(n - gap, 0, n)
+        cs = np.concatenate([[0], np.cumsum(g.wlen)])
+        new_chars = cs[dpos + n] - cs[dpos + overlap] + np.minimum(n - overlap, n - 1)
+        dup_chars = np.bincount(ddoc, weights=new_chars, minlength=n_docs)
+        scores = v.ratio(dup_chars, v.lengths(texts), 1.0)
+        scores[g.n_words < n] = 1.0
+        return scores
 
     def score_document(self, text: str) -> float:
         words, n = split_words(text, getattr(self, "_lang", "en")), self._n

@@ -12,7 +12,7 @@ import pyarrow as pa
 from curator import CompositeStage, FileGroupTask, ProcessingStage
 from curator.io import get_fs
 
-from curator_text.io.partitioning import FilePartitioningStage
+from curator_text.io.partitioning import BYTE_RANGE_KEY, ByteRangePartitioningStage
 from curator_text.tasks import DocumentBatch
 
 __all__ = ["JsonlReader", "ParquetReader", "JsonlReaderStage", "ParquetReaderStage"]
@@ -78,20 +78,21 @@ class JsonlReaderStage(_ReaderStage):
     def read_file(self, task: FileGroupTask, path: str) -> pa.Table | None:
         import pyarrow.json as pj  # noqa: PLC0415
 
-        fs, p = get_fs(path)
-        with fs.open(p, "rb", compression="infer") as fh:
-            raw = fh.read()
+        raw, offset = _read_range(path, task.metadata.get(BYTE_RANGE_KEY))
         if not raw.strip():
             return None
         try:
             return pj.read_json(_io.BytesIO(raw), read_options=pj.ReadOptions(block_size=_BLOCK,
                                                                   use_threads=False))
         except (pa.ArrowInvalid, pa.ArrowTypeError):
-            return self._read_lines(task, path, raw)
+            return self._read_lines(task, path, raw, offset)
 
-    def _read_lines(self, task: FileGroupTask, path: str, raw: bytes) -> pa.Table | None:
+    def _read_lines(self, task: FileGroupTask, path: str, raw: bytes,
+                    offset: int = 0) -> pa.Table | None:
         rows = []
-        for lineno, line in enumerate(raw.splitlines(), start=1):
+        pos = offset
+        for lineno, line in enumerate(raw.split(b"\n"), start=1):
+            at, pos = pos, pos + len(line) + 1
             if not line.strip():
                 continue
             try:
@@ -99,12 +100,39 @@ class JsonlReaderStage(_ReaderStage):
                 if not isinstance(row, dict):
                     raise ValueError(f"expected a JSON object, got {type(row).__name__}")
             except ValueError as exc:
-                self.reject(task, f"malformed JSON at {path}:{lineno}", error=exc, source=path,
-                            record={"file": path, "line": lineno,
-                                    "text": line[:1000].decode("utf-8", "replace")})
+                where = f"{path}:{lineno}" if offset == 0 else f"{path} at byte {at}"
+                record = {"file": path, "line": lineno, "byte_offset": at,
+                          "text": line[:1000].decode("utf-8", "replace")}
+                if offset:  # line numbers of a block are not known without reading the file
+                    del record["line"]
+                self.reject(task, f"malformed JSON at {where}", error=exc, source=path,
+                            record=record)
                 continue
             rows.append(row)
         return pa.Table.from_pylist(rows) if rows else None
+
+
+def _read_range(path: str, byte_range: list[int] | None) -> tuple[bytes, int]:
+    """The bytes of ``path`` (whole, or the lines *starting* in ``byte_range`` = [start, end)) and
+    the offset of the first returned byte. A line crossing ``end`` is read to its end; one
+    crossing ``start`` belongs to the previous range."""
+    fs, p = get_fs(path)
+    if byte_range is None:
+        with fs.open(p, "rb", compression="infer") as fh:
+            return fh.read(), 0
+    start, end = byte_range
+    with fs.open(p, "rb") as fh:
+        pos = 0
+        if start > 0:
+            fh.seek(start - 1)
+            pos = start - 1 + len(fh.readline())  # skip the tail of the previous range's line
+        if pos >= end:
+            return b"", pos
+        fh.seek(pos)
+        data = fh.read(end - pos)
+        if data and not data.endswith(b"\n"):
+            data += fh.readline()
+        return data, pos
 
 
 @dataclass
@@ -141,8 +169,8 @@ class _Reader(CompositeStage[FileGroupTask, DocumentBatch]):
             self.fields = [self.fields]
         self.decompose()  # validates the configuration before any data is read
 
-    def _partitioner(self) -> FilePartitioningStage:
-        return FilePartitioningStage(
+    def _partitioner(self) -> ByteRangePartitioningStage:
+        return ByteRangePartitioningStage(
             file_paths=self.file_paths, files_per_partition=self.files_per_partition,
             blocksize=self.blocksize, limit=self.limit,
             file_extensions=self.file_extensions or list(self._extensions),
@@ -155,7 +183,10 @@ class JsonlReader(_Reader):
 
     Parameters:
         file_paths: a path, glob, directory or fsspec URL (or a list of them).
-        files_per_partition / blocksize: how files are grouped into tasks (default one file each).
+        files_per_partition / blocksize: how files are grouped into tasks (default one file each);
+            with ``blocksize`` (e.g. ``"64MB"``) small files are grouped up to that size and an
+            uncompressed file bigger than it is read as byte-range blocks of that size, one task
+            each, so memory does not depend on file size.
         fields: columns to keep (default: all).
         file_extensions: endings to keep when listing directories (default .jsonl, .json, .gz …).
         limit: read only the first ``limit`` partitions.

@@ -208,21 +208,24 @@ def load_transnetv2(path: str, device: str = "cpu") -> TransNetV2:
 
 @torch.inference_mode()
 def transition_probabilities(model: TransNetV2, frames: np.ndarray,
-                             device: str | torch.device = "cpu") -> np.ndarray:
+                             device: str | torch.device = "cpu", batch_windows: int = 8
+                             ) -> np.ndarray:
     """Per-frame shot-transition probability (sigmoid of ``cls_layer1``) for uint8 frames
     ``(N, 27, 48, 3)``: windows of 100 frames every 50, padded with 25 copies of the first and
-    enough copies of the last frame; the middle 50 predictions of each window are kept."""
+    enough copies of the last frame; the middle 50 predictions of each window are kept.
+    ``batch_windows`` windows go through the network together (they are independent)."""
     n = len(frames)
     if n == 0:
         return np.zeros(0, np.float32)
     tail = _PAD + _STEP - (n % _STEP or _STEP)
     padded = np.concatenate([np.repeat(frames[:1], _PAD, 0), frames,
                              np.repeat(frames[-1:], tail, 0)])
+    starts = list(range(0, len(padded) - _WINDOW + 1, _STEP))
     out: list[Any] = []
-    for start in range(0, len(padded) - _WINDOW + 1, _STEP):
-        window = torch.from_numpy(np.ascontiguousarray(padded[start:start + _WINDOW]))
-        logits, _ = model(window.unsqueeze(0).to(device))
-        out.append(torch.sigmoid(logits[0, _PAD:_PAD + _STEP, 0]).float().cpu())
+    for i in range(0, len(starts), batch_windows):
+        batch = np.stack([padded[s:s + _WINDOW] for s in starts[i:i + batch_windows]])
+        logits, _ = model(torch.from_numpy(batch).to(device))
+        out.append(torch.sigmoid(logits[:, _PAD:_PAD + _STEP, 0]).float().cpu().reshape(-1))
     return torch.cat(out).numpy()[:n]
 
 
