@@ -50,6 +50,7 @@ def test_quality_classifier_matches_single_document_reference(deberta_quality_di
     parts = clf.decompose()
     assert isinstance(parts[0], TokenizerStage) and parts[0].resources.gpus == 0
     assert [type(p).__name__ for p in parts] == ["TokenizerStage", "ClassifierModelStage"]
+    assert parts[0].name.endswith("_tokenizer") and parts[1].name.endswith("_model")
     assert clf.kind == "classifier" and clf.outputs()[1] == ["quality_pred", "quality_prob"]
 
     out = Pipeline("q", stages=[clf]).run(initial_tasks=[_batch()], summary=False)
@@ -251,3 +252,14 @@ def test_registered_as_classifiers_and_cheap_to_import() -> None:
     code = ("import sys, curator_text.classifiers, curator_text.models; "
             "bad = [m for m in ('torch', 'transformers') if m in sys.modules]; assert not bad, bad")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_two_classifiers_chain_in_one_pipeline(deberta_quality_dir, fineweb_edu_dir) -> None:
+    from curator_text import FineWebEduClassifier, QualityClassifier
+
+    pipe = Pipeline("both", stages=[QualityClassifier(deberta_quality_dir),
+                                    FineWebEduClassifier(fineweb_edu_dir)])
+    table = pipe.run(initial_tasks=[_batch()], summary=False)[0].data
+    assert table.column_names == ["id", "text", "quality_pred", "fineweb-edu-score-float",
+                                  "fineweb-edu-score-int", "fineweb-edu-score-label"]
+    assert table["id"].to_pylist() == list(range(len(TEXTS)))

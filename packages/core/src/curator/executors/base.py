@@ -177,6 +177,7 @@ class StageCall:
     items_in: int
     items_out: int
     error: str | None = None
+    histograms: dict[str, Any] | None = None  # score sketches the stage published (reports)
 
 
 def _partition_of(out: Task, inputs: list[Task]) -> str | None:
@@ -209,6 +210,8 @@ def invoke_stage(stage: ProcessingStage, tasks: list[Task], worker: str = "") ->
         return StageCall([], stage.drain_rejected(), busy, items_in, 0,
                          error=f"{stage.name}.process returned {type(bad[0]).__name__}, expected "
                                f"a Task, a list of Tasks or None")
+    drain = getattr(stage, "drain_histograms", None)  # see curator.executors.stats.ScoreSketch
+    histograms = drain() if drain is not None else None
     source = tasks and isinstance(tasks[0], EmptyTask)
     items_out = 0
     per_task = busy / max(len(outputs), 1)
@@ -222,7 +225,8 @@ def invoke_stage(stage: ProcessingStage, tasks: list[Task], worker: str = "") ->
         n = out.num_items
         items_out += n
         out.stage_perf.append(StagePerf(stage.name, per_task, items_in, n, worker))
-    return StageCall(outputs, stage.drain_rejected(), busy, items_in, items_out)
+    return StageCall(outputs, stage.drain_rejected(), busy, items_in, items_out,
+                     histograms=histograms or None)
 
 
 def failed_task_record(stage: ProcessingStage | str, task: Task, error: str) -> RejectedRecord:

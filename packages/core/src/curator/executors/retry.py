@@ -120,5 +120,6 @@ def apply_outcome(ctx: RunContext, stats: RunStats, index: int, stage_name: str,
     if skipped:
         stats.bump(index, "skipped", skipped)
     stats.count_reasons(index, call.rejected)
+    stats.merge_histograms(index, call.histograms)
     stats.record(index, tasks_in=tasks_in, tasks_out=len(call.outputs), items_in=call.items_in,
                  items_out=call.items_out, busy_s=call.busy_s)

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import math
 import sys
 import threading
 import time
 from dataclasses import asdict, dataclass, field
 from typing import TextIO
 
-__all__ = ["StageStats", "RunStats", "ProgressReporter", "StageProgress", "RayStageMetrics", "MAX_REASONS", "peak_rss_mb"]
+__all__ = ["StageStats", "RunStats", "ProgressReporter", "StageProgress", "RayStageMetrics",
+           "ScoreSketch", "MAX_REASONS", "peak_rss_mb"]
 
 MAX_REASONS = 50
 """Distinct rejection reasons counted per stage (reasons are short fixed strings by convention)."""
@@ -22,6 +24,78 @@ def peak_rss_mb() -> float:
     own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     kids = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     return max(own, kids) * scale
+
+
+class ScoreSketch:
+    """A mergeable histogram of scores for the run reports: exact counts in log-spaced buckets
+    (each 2% wide), so batches scored in different workers add up exactly, whatever the range.
+
+    A stage publishes sketches by defining ``drain_histograms() -> {score name: ScoreSketch}``
+    (called after each successful batch, like ``drain_rejected``); ``thresholds`` are marked
+    on the plot.
+    """
+
+    GAMMA = 1.02
+
+    def __init__(self, thresholds: list[float] | tuple[float, ...] = ()) -> None:
+        self.pos: dict[int, int] = {}
+        self.neg: dict[int, int] = {}
+        self.zero = 0
+        self.nan = 0
+        self.min = math.inf
+        self.max = -math.inf
+        self.thresholds = sorted({float(t) for t in thresholds})
+
+    @property
+    def count(self) -> int:
+        """Finite scores added."""
+        return self.zero + sum(self.pos.values()) + sum(self.neg.values())
+
+    def add(self, values: object) -> ScoreSketch:
+        """Add scores (any sequence or array of numbers; NaN and infinities are counted apart)."""
+        import numpy as np  # noqa: PLC0415
+
+        v = np.asarray(values, dtype=np.float64).ravel()
+        finite = np.isfinite(v)
+        self.nan += int((~finite).sum())
+        v = v[finite]
+        if not len(v):
+            return self
+        self.min, self.max = min(self.min, float(v.min())), max(self.max, float(v.max()))
+        self.zero += int((v == 0).sum())
+        for side, part in ((self.pos, v[v > 0]), (self.neg, -v[v < 0])):
+            keys, counts = np.unique(np.floor(np.log(part) / math.log(self.GAMMA)),
+                                     return_counts=True)
+            for k, c in zip(keys.astype(int).tolist(), counts.tolist(), strict=True):
+                side[k] = side.get(k, 0) + c
+        return self
+
+    def merge(self, other: ScoreSketch) -> ScoreSketch:
+        """Add ``other``'s counts to this sketch."""
+        for mine, theirs in ((self.pos, other.pos), (self.neg, other.neg)):
+            for k, c in theirs.items():
+                mine[k] = mine.get(k, 0) + c
+        self.zero += other.zero
+        self.nan += other.nan
+        self.min, self.max = min(self.min, other.min), max(self.max, other.max)
+        self.thresholds = sorted(set(self.thresholds) | set(other.thresholds))
+        return self
+
+    def histogram(self, bins: int = 30) -> tuple[list[int], list[float]]:
+        """``(counts, edges)`` over ``bins`` equal bins from the smallest to the largest score
+        (each bucket counted at its centre, so a bin edge is off by at most 1%)."""
+        import numpy as np  # noqa: PLC0415
+
+        if not self.count:
+            return [], []
+        mid = math.sqrt(self.GAMMA)
+        values = [0.0] + [self.GAMMA ** k * mid for k in self.pos] + \
+            [-(self.GAMMA ** k * mid) for k in self.neg]
+        weights = [self.zero, *self.pos.values(), *self.neg.values()]
+        lo, hi = self.min, self.max if self.max > self.min else self.min + 1.0
+        counts, edges = np.histogram(np.clip(values, lo, hi), bins=bins, range=(lo, hi),
+                                     weights=weights)
+        return [int(c) for c in counts], [float(e) for e in edges]
 
 
 @dataclass
@@ -43,6 +117,9 @@ class StageStats:
     rejected_by_reason: dict[str, int] = field(default_factory=dict)
     timeline: dict[int, int] = field(default_factory=dict, repr=False)
     """Items in per second of the run (second since the start -> items), for the reports."""
+    histograms: dict[str, ScoreSketch] = field(default_factory=dict, repr=False)
+    """Score histograms the stage published (``drain_histograms``), by score name."""
+    """Items in per second of the run (second since the start -> items), for the reports."""
 
     @property
     def throughput(self) -> float:
@@ -50,8 +127,7 @@ class StageStats:
         return self.items_in / self.busy_s if self.busy_s > 0 else 0.0
 
     def to_dict(self) -> dict:
-        d = asdict(self)
-        del d["timeline"]
+        d = {k: v for k, v in asdict(self).items() if k not in ("timeline", "histograms")}
         d["throughput_items_per_s"] = round(self.throughput, 2)
         return d
 
@@ -96,6 +172,18 @@ class RunStats:
             for rec in records:
                 key = rec.reason if rec.reason in seen or len(seen) < MAX_REASONS else "(other)"
                 seen[key] = seen.get(key, 0) + 1
+
+    def merge_histograms(self, index: int, sketches: dict[str, ScoreSketch] | None) -> None:
+        """Add the score sketches one batch of stage ``index`` published."""
+        if not sketches:
+            return
+        with self._lock:
+            mine = self.stages[index].histograms
+            for name, sketch in sketches.items():
+                if name in mine:
+                    mine[name].merge(sketch)
+                else:
+                    mine[name] = sketch
 
     def bump(self, index: int, attr: str, n: int = 1) -> None:
         with self._lock:

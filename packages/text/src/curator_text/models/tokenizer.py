@@ -74,6 +74,7 @@ class TokenizerStage(ProcessingStage[DocumentBatch, DocumentBatch]):
                  padding_side: Literal["left", "right"] = "right", sort_by_length: bool = True,
                  tokenization_batch_size: int = 4096) -> None:
         self.model_identifier = check_local_dir(model_identifier or model_dir, type(self).__name__)
+        self.name = f"{os.path.basename(self.model_identifier.rstrip('/'))}_tokenizer"
         if padding_side not in ("left", "right"):
             raise ValueError(f"TokenizerStage: padding_side must be 'left' or 'right', got "
                              f"{padding_side!r}")
