@@ -1,7 +1,10 @@
 """Executor benchmark: per-task overhead and throughput of a CPU-bound stage, 1 vs 2 workers,
-with peak memory (RSS summed over this process and all its children, Ray's included).
+with peak memory (RSS summed over this process and all its children, Ray's included) and the
+driver's own memory growth per task (this process only: what the driver holds per task).
 
     uv run python benchmarks/executors.py [--tasks 40] [--items 200] [--rounds 300]
+    # driver cost per task for many tiny partitions, outputs collected vs not (issue 23):
+    uv run python benchmarks/executors.py --tasks 3000 --noop-only --workers 2 --collect both
 
 Ray runs share one local cluster (RayClient, all cores) started before the first Ray run. With a
 CUDA GPU, ``--gpu-demo`` also shows ``Resources(gpus=0.25)`` packing four actors on one GPU.
@@ -39,37 +42,53 @@ class Hash(ProcessingStage):
 
 @dataclass
 class Noop(ProcessingStage):
-    """Does nothing: its wall time per task is the executor's overhead."""
+    """Does no work (a new, tiny output task per input): its wall time per task is the
+    executor's overhead, and what the driver keeps of the outputs shows in its memory."""
 
     name: str = "Noop"
 
     def process(self, task: Task) -> Task:
-        return task
+        return task.derive(list(task.data))
 
 
-def make(kind: str, workers: int, stage: str):
+class DriverRSS(PeakRSS):
+    """Peak RSS of this process alone (the driver), sampled like :class:`PeakRSS`."""
+
+    def sample(self) -> int:
+        import psutil  # noqa: PLC0415
+
+        return psutil.Process().memory_info().rss
+
+
+def make(kind: str, workers: int, stage: str, collect: bool = True):
     if kind == "local":
-        return LocalExecutor(num_workers=workers)
+        return LocalExecutor(num_workers=workers, collect_outputs=collect)
     from curator.executors.ray_actor_pool import RayActorPoolExecutor
     from curator.executors.ray_data import RayDataExecutor
 
     cls = RayDataExecutor if kind == "ray_data" else RayActorPoolExecutor
-    return cls(num_workers={stage: workers})
+    return cls(num_workers={stage: workers}, collect_outputs=collect)
 
 
 def tasks(n: int, items: int) -> list[Task]:
     return [Task(f"t{i:05d}", "bench", list(range(i * items, (i + 1) * items))) for i in range(n)]
 
 
-def run_one(kind: str, workers: int, stage: ProcessingStage, n: int, items: int) -> dict:
-    with PeakRSS() as mem:
+def run_one(kind: str, workers: int, stage: ProcessingStage, n: int, items: int,
+            collect: bool = True) -> dict:
+    import gc  # noqa: PLC0415
+
+    gc.collect()
+    initial = tasks(n, items)
+    with PeakRSS() as mem, DriverRSS() as driver:
+        base = driver.peak
         start = time.perf_counter()
         result = Pipeline("bench", stages=[stage]).run(
-            make(kind, workers, stage.name), initial_tasks=tasks(n, items), summary=False)
+            make(kind, workers, stage.name, collect), initial_tasks=initial, summary=False)
         wall = time.perf_counter() - start
-    assert len(result) == n
+    assert result.num_outputs == n and len(result) == (n if collect else 0)
     return {"wall": wall, "per_task_ms": 1000 * wall / n, "items_s": n * items / wall,
-            "peak_mb": mem.peak / 2**20}
+            "peak_mb": mem.peak / 2**20, "driver_kb_task": (driver.peak - base) / 1024 / n}
 
 
 def gpu_demo() -> None:
@@ -103,6 +122,10 @@ def main() -> None:
     ap.add_argument("--items", type=int, default=200)
     ap.add_argument("--rounds", type=int, default=300)
     ap.add_argument("--executors", default="local,ray_data,ray_actor_pool")
+    ap.add_argument("--workers", default="1,2", help="worker counts to run, e.g. 2")
+    ap.add_argument("--noop-only", action="store_true", help="only the overhead (Noop) stage")
+    ap.add_argument("--collect", choices=["on", "off", "both"], default="on",
+                    help="collect_outputs on the executors (both: one row each)")
     ap.add_argument("--gpu-demo", action="store_true")
     args = ap.parse_args()
     os.environ.setdefault("CURATOR_SUMMARY", "0")
@@ -114,16 +137,18 @@ def main() -> None:
         t0 = time.perf_counter()
         client = RayClient(num_cpus=os.cpu_count(), object_store_memory=300 * 2**20).start()
         print(f"ray cluster started in {time.perf_counter() - t0:.1f}s")
-    print(f"{'executor':<16}{'stage':<6}{'workers':>8}{'wall s':>9}{'ms/task':>9}"
-          f"{'items/s':>10}{'peak RSS MB':>13}")
+    print(f"{'executor':<16}{'stage':<6}{'collect':>8}{'workers':>8}{'wall s':>9}{'ms/task':>9}"
+          f"{'items/s':>10}{'peak RSS MB':>13}{'driver KB/task':>16}")
+    stages = [(Noop(), 1)] + ([] if args.noop_only else [(Hash(rounds=args.rounds), args.items)])
+    collects = {"on": [True], "off": [False], "both": [True, False]}[args.collect]
     try:
         for kind in kinds:
-            for workers in (1, 2):
-                for stage, items in ((Noop(), 1), (Hash(rounds=args.rounds), args.items)):
-                    r = run_one(kind, workers, stage, args.tasks, items)
-                    print(f"{kind:<16}{stage.name:<6}{workers:>8}{r['wall']:>9.2f}"
-                          f"{r['per_task_ms']:>9.1f}{r['items_s']:>10.0f}{r['peak_mb']:>13.0f}",
-                          flush=True)
+            for workers in map(int, args.workers.split(",")):
+                for (stage, items), collect in ((s, c) for s in stages for c in collects):
+                    r = run_one(kind, workers, stage, args.tasks, items, collect)
+                    print(f"{kind:<16}{stage.name:<6}{'on' if collect else 'off':>8}{workers:>8}"
+                          f"{r['wall']:>9.2f}{r['per_task_ms']:>9.1f}{r['items_s']:>10.0f}"
+                          f"{r['peak_mb']:>13.0f}{r['driver_kb_task']:>16.2f}", flush=True)
         if args.gpu_demo:
             from curator.executors.local import available_gpus
 

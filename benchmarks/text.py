@@ -75,7 +75,7 @@ def generate(raw_dir: str, docs: int, files: int, seed: int = 1234) -> None:
                                      "url": f"https://site{i % 97}.org/{f}/{i}"}) + "\n")
 
 
-def build(raw_dir: str, out_dir: str, filters: bool, blocksize: str, workers: int = 1):
+def build(raw_dir: str, out_dir: str, filters: bool, blocksize: str | None, workers: int = 1):
     from curator import Pipeline
     from curator_text import (
         BoilerPlateStringFilter,
@@ -88,7 +88,7 @@ def build(raw_dir: str, out_dir: str, filters: bool, blocksize: str, workers: in
         WordCountFilter,
     )
 
-    stages = [JsonlReader(file_paths=raw_dir, blocksize=blocksize)]
+    stages = [JsonlReader(file_paths=raw_dir, blocksize=blocksize)]  # big files: byte ranges
     if filters:
         stages += [ScoreFilter(WordCountFilter(min_words=50, max_words=100000)),
                    ScoreFilter(NonAlphaNumericFilter()), ScoreFilter(UrlsFilter()),
@@ -167,7 +167,10 @@ def main() -> int:
     ap.add_argument("--files", type=int, default=8,
                     help="input files; partitions are one file each, so this sets the memory per task")
     ap.add_argument("--executor", default="local")
-    ap.add_argument("--blocksize", default="4MB")
+    ap.add_argument("--blocksize", default="4MB",
+                    type=lambda x: None if x.lower() == "none" else x,
+                    help="reader blocksize: small files grouped up to it, bigger ones read in "
+                         "byte ranges of it ('none': one task per file)")
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--num-workers", type=int, default=1,
                     help="workers per stage (the top-n-gram stage gets twice as many)")

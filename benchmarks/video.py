@@ -24,6 +24,7 @@ import resource
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 
 os.environ.setdefault("CURATOR_SUMMARY", "0")
 
@@ -125,6 +126,20 @@ def bench_transnetv2(folder: str, device: str, model_dir: str) -> dict:
             "stage_fps": round(frames / stage_wall, 1)}
 
 
+def on_cpu_and_cuda(bench: Callable[[str, str, str], dict], folder: str, model_dir: str,
+                    what: str) -> list[dict]:
+    """``bench(folder, device, model_dir)`` on the CPU, then on CUDA when torch sees a GPU (else
+    a line saying that ``what`` was not measured)."""
+    import torch
+
+    rows = [bench(folder, "cpu", model_dir)]
+    if torch.cuda.is_available():
+        rows.append(bench(folder, "cuda", model_dir))
+    else:
+        print(f"no GPU in this environment: {what} was not measured", flush=True)
+    return rows
+
+
 def peak_rss_mb() -> float:
     own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
@@ -156,23 +171,11 @@ def main() -> None:
         if not args.skip_embedding:
             from curator_image.testing import make_tiny_clip_model
             model = make_tiny_clip_model(os.path.join(tmp, "clip"))
-            rows.append(bench_embedding(folder, "cpu", model))
-            import torch
-            if torch.cuda.is_available():
-                rows.append(bench_embedding(folder, "cuda", model))
-            else:
-                print("no GPU in this environment: the CUDA embedding path was not measured",
-                      flush=True)
+            rows += on_cpu_and_cuda(bench_embedding, folder, model, "the CUDA embedding path")
         if not args.skip_transnetv2:
             from curator_video.testing import make_tiny_transnetv2
             model = make_tiny_transnetv2(os.path.join(tmp, "transnetv2"), F=16, D=1024)
-            rows.append(bench_transnetv2(folder, "cpu", model))
-            import torch
-            if torch.cuda.is_available():
-                rows.append(bench_transnetv2(folder, "cuda", model))
-            else:
-                print("no GPU in this environment: TransNetV2 on CUDA was not measured",
-                      flush=True)
+            rows += on_cpu_and_cuda(bench_transnetv2, folder, model, "TransNetV2 on CUDA")
         for row in rows:
             print("  ".join(f"{k}={v}" for k, v in row.items()))
         print(f"peak RSS: {peak_rss_mb()} MB")

@@ -129,6 +129,23 @@ def test_minhash_helpers() -> None:
     assert dict(zip(nodes.tolist(), roots.tolist(), strict=False)) == {3: 3, 5: 3, 7: 3, 9: 9, 10: 9}
 
 
+def test_shingle_hashes_equal_each_window_hashed_alone() -> None:
+    """The batched hashes (every window of the concatenation, those crossing a document edge
+    dropped) equal the polynomial hash of each document's windows computed one by one."""
+    texts = ["", "ab", "abc", "naïve café ünïcode 日本語 text", "x" * 7, "abcabcab", "q"]
+    n = 3
+    h, counts = shingle_hashes(texts, n)
+    ref = []
+    for t in texts:
+        for i in range(len(t) - n + 1):
+            v = 0
+            for ch in t[i:i + n]:  # sum of (code + 1) * B**(n-1-j), mod 2**64
+                v = (v * 0x100000001B3 + ord(ch) + 1) % 2**64
+            ref.append(v)
+    assert counts.tolist() == [max(len(t) - n + 1, 0) for t in texts]
+    assert h.tolist() == ref
+
+
 def test_config_errors_name_the_parameter(tmp_path) -> None:
     with pytest.raises(ValueError, match="num_bands"):
         FuzzyDeduplicationWorkflow(str(tmp_path), str(tmp_path / "o"), num_bands=0)

@@ -15,18 +15,17 @@ def test_importing_plugin_and_package_loads_no_heavy_library():
     assert json.loads(out.stdout.strip().splitlines()[-1]) == []
 
 
-def test_hooks_register_every_public_stage():
-    seen: dict[str, list[str]] = {}
-    for hook in plugin.__all__:
-        names = seen.setdefault(hook, [])
-        getattr(plugin, hook)(lambda obj, name=None, _n=names, **kw: _n.append(
-            name or obj.__name__))
-    assert "ImageReaderStage" in seen["curator_register_readers"]
-    assert seen["curator_register_writers"] == ["ImageWriterStage"]
-    assert set(seen["curator_register_filters"]) == {"ImageAestheticFilterStage",
-                                                     "ImageNSFWFilterStage"}
-    assert seen["curator_register_embedders"] == ["ImageEmbeddingStage"]
-    assert "ImageSemanticDeduplicationWorkflow" in seen["curator_register_deduplicators"]
+def test_one_hook_registers_every_public_stage_with_its_class_kind():
+    assert plugin.__all__ == ["curator_register"]
+    seen: dict[str, str | None] = {}
+    plugin.curator_register(lambda obj, name=None, kind=None, **kw: seen.__setitem__(
+        name or obj.__name__, kind or getattr(obj, "kind", None)))
+    assert {n: k for n, k in seen.items() if k != "stage"} == {
+        "ImageReaderStage": "reader", "WebDatasetReaderStage": "reader",
+        "WebDatasetShardPartitionStage": "reader", "ImageWriterStage": "writer",
+        "ImageAestheticFilterStage": "filter", "ImageNSFWFilterStage": "filter",
+        "ImageEmbeddingStage": "embedder", "ImageDuplicateRemovalStage": "deduplicator",
+        "ImageSemanticDeduplicationWorkflow": "deduplicator"}
 
 
 def test_registered_through_entry_point():

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from curator import ProcessingStage, Task
+from curator.executors.stats import ScoreSketch
 
 from tests.core.executors.stages import make_partitions
 
@@ -26,7 +27,15 @@ class DropByReason(ProcessingStage):
 
     name: str = "DropByReason"
 
+    def drain_histograms(self) -> dict[str, ScoreSketch]:
+        """Publishes the numbers it saw as the score "value" (threshold 10 marked)."""
+        sketch, self._sketch = getattr(self, "_sketch", None), None
+        return {"value": sketch} if sketch is not None else {}
+
     def process(self, task: Task) -> Task:
+        if getattr(self, "_sketch", None) is None:
+            self._sketch = ScoreSketch(thresholds=[10])
+        self._sketch.add(task.data)
         keep = []
         for x in task.data:
             if x % 2:

@@ -52,9 +52,10 @@ def reports(tmp_path_factory):
 def test_page_is_offline_and_has_every_section(reports):
     page = (reports / "run.html").read_text()
     _assert_offline(page)
-    assert page.count('<svg class="plot') == 3  # throughput, kept/removed, reasons
+    assert page.count('<svg class="plot') == 4  # throughput, kept/removed, reasons, scores
     for heading in ("Throughput over time", "Kept and removed, per stage",
-                    "Rejected records by reason", "Failed tasks", "Environment"):
+                    "Rejected records by reason", "Score histograms", "Failed tasks",
+                    "Environment"):
         assert f"<h2>{heading}</h2>" in page
     assert "DropByReason: odd" in page and "NOT OK: 1 failed task(s)" in page
 
@@ -63,7 +64,7 @@ def test_curator_report_renders_the_json_report(reports, capsys):
     out = reports / "again.html"
     assert main(["report", str(reports / "run.json"), "-o", str(out)]) == 0
     page = out.read_text()
-    assert page.count('<svg class="plot') == 3 and "html-test" in page
+    assert page.count('<svg class="plot') == 4 and "html-test" in page
     bad = reports / "bad.json"
     bad.write_text(json.dumps({"schema_version": 99}))
     assert main(["report", str(bad), "-o", str(out)]) == 2
@@ -78,7 +79,8 @@ def test_histogram_marks_thresholds():
 @needs_chromium
 def test_chromium_draws_every_plot_without_console_errors(reports, tmp_path):
     dom, log = _chromium(reports / "run.html", tmp_path)
-    assert dom.count('<svg class="plot') == 3
+    assert dom.count('<svg class="plot') == 4
+    assert dom.count('class="threshold"') == 1  # DropByReason's score threshold, marked
     assert len(re.findall(r'<rect class="(?:kept|removed)"', dom)) >= 4
     assert "<polyline" in dom and "DropByReason: round" in dom
     assert "CONSOLE" not in log and "Uncaught" not in log

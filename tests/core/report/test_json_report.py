@@ -38,6 +38,10 @@ def test_report_counts_per_stage_reasons_and_failures(tmp_path):
     (failed,) = data["failed_tasks"]
     assert failed["stage"] == "FailOn" and failed["task_id"] == "part002"
     assert "disk on fire" in failed["error"] and failed["entry"].endswith(".failed.jsonl")
+    (hist,) = data["histograms"]  # DropByReason published the numbers it saw (0..19)
+    assert (hist["stage"], hist["name"], hist["count"]) == ("DropByReason", "value", 20)
+    assert sum(hist["counts"]) == 20 and (hist["min"], hist["max"]) == (0, 19)
+    assert hist["thresholds"] == [10.0] and len(hist["edges"]) == len(hist["counts"]) + 1
     assert data["output_tasks"] == 4 and data["rejected_dir"] == str(tmp_path / "rej")
     assert data["peak_rss_mb"] > 0 and data["wall_s"] > 0
     # the spec of a Python run: each stage's class, name and parameters
@@ -51,6 +55,7 @@ def test_ok_run_report_and_schema_rejects_a_broken_report(tmp_path):
     result = _pipeline(victim="none").run(summary=False, progress=False)
     data = result.report()
     assert data["ok"] is True and data["failed_tasks"] == [] and data["rejected_dir"] is None
+    assert data["histograms"][0]["count"] == 20
     jsonschema.validate(data, report_schema())
     del data["stages"][0]["items_in"]
     with pytest.raises(jsonschema.ValidationError):
@@ -68,3 +73,18 @@ def test_write_report_refuses_unknown_suffix_and_newer_schema(tmp_path):
     with pytest.raises(ValueError, match="schema_version"):
         load_report(newer)
     assert load_report(write_report(result, tmp_path / "ok.json"))["pipeline"] == "report-test"
+
+
+def test_score_sketch_merges_exactly_and_bins_close_to_numpy():
+    import numpy as np
+    from curator.executors.stats import ScoreSketch
+
+    rng = np.random.default_rng(0)
+    a, b = rng.normal(3, 2, 5000), rng.normal(-1, 0.5, 3000)
+    merged = ScoreSketch([1.0]).add(a).merge(ScoreSketch([2.0]).add(np.r_[b, np.nan, 0.0]))
+    assert merged.count == 8001 and merged.nan == 1 and merged.thresholds == [1.0, 2.0]
+    counts, edges = merged.histogram(bins=20)
+    exact, _ = np.histogram(np.r_[a, b, 0.0], bins=np.asarray(edges))
+    assert sum(counts) == 8001
+    # log buckets are 2% wide: a value moves at most to a neighbouring bin
+    assert np.abs(np.asarray(counts) - exact).sum() < 0.05 * 8001

@@ -26,22 +26,23 @@ def test_aesthetic_keeps_scores_at_or_above_threshold_and_splits_the_rest(aesthe
     scores = AestheticScorer(aesthetic_dir).score(embs)
     threshold = float(np.median(scores))
     stage = ImageAestheticFilterStage(model_dir=aesthetic_dir, score_threshold=threshold,
-                                      model_inference_batch_size=3)
+                                      model_inference_batch_size=3, split=True)
     out = stage.process(task)
     assert {i.image_id for i in out.data} == {str(i) for i in np.flatnonzero(scores >= threshold)}
     np.testing.assert_allclose([i.aesthetic_score for i in out.data],
                                scores[scores >= threshold], rtol=1e-5)
     rejected = stage.drain_rejected()
     assert len(rejected) == (scores < threshold).sum()
-    assert all(r.kind == "filtered" and r.reason == "aesthetic_score_filtered" and
-               r.record["aesthetic_score"] < threshold for r in rejected)
+    assert all(r.kind == "filtered" and r.reason == "filtered by ImageAestheticFilterStage"
+               and r.record["filter"] == "ImageAestheticFilterStage" and
+               r.record["score"] < threshold for r in rejected)
 
 
 def test_nsfw_drops_above_threshold(nsfw_dir):
     task, embs = _batch()
     scores = NSFWScorer(nsfw_dir).score(embs)
     threshold = float(np.median(scores))
-    stage = ImageNSFWFilterStage(model_dir=nsfw_dir, score_threshold=threshold, split=False)
+    stage = ImageNSFWFilterStage(model_dir=nsfw_dir, score_threshold=threshold)  # split=False
     out = stage.process(task)
     assert {i.image_id for i in out.data} == {str(i) for i in np.flatnonzero(scores <= threshold)}
     assert all(i.nsfw_score <= threshold for i in out.data)
@@ -64,6 +65,8 @@ def test_contract(aesthetic_dir, nsfw_dir):
 def test_pipeline_counts_filtered_images(shards, clip_dir, aesthetic_dir):
     result = Pipeline("f", stages=[
         ImageReaderStage(shards), ImageEmbeddingStage(model_dir=clip_dir),
-        ImageAestheticFilterStage(model_dir=aesthetic_dir, score_threshold=1e9)]).run()
+        ImageAestheticFilterStage(model_dir=aesthetic_dir, score_threshold=1e9, split=True)]).run()
     assert sum(len(t.data) for t in result) == 0
     assert result.rejected.counts == {"ImageAestheticFilterStage": 12}
+    stats = next(s for s in result.stats.stages if s.name == "ImageAestheticFilterStage")
+    assert (stats.items_in, stats.items_out) == (12, 0)

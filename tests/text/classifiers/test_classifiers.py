@@ -254,12 +254,17 @@ def test_registered_as_classifiers_and_cheap_to_import() -> None:
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
-def test_two_classifiers_chain_in_one_pipeline(deberta_quality_dir, fineweb_edu_dir) -> None:
-    from curator_text import FineWebEduClassifier, QualityClassifier
+def test_two_classifiers_chain_in_one_pipeline(tmp_path, deberta_quality_dir,
+                                              fineweb_edu_dir) -> None:
+    import json
 
-    pipe = Pipeline("both", stages=[QualityClassifier(deberta_quality_dir),
+    from curator_text import FineWebEduClassifier, JsonlReader, QualityClassifier
+
+    src = tmp_path / "in.jsonl"
+    src.write_text("".join(json.dumps({"id": i, "text": t}) + "\n" for i, t in enumerate(TEXTS)))
+    pipe = Pipeline("both", stages=[JsonlReader(str(src)), QualityClassifier(deberta_quality_dir),
                                     FineWebEduClassifier(fineweb_edu_dir)])
-    table = pipe.run(initial_tasks=[_batch()], summary=False)[0].data
-    assert table.column_names == ["id", "text", "quality_pred", "fineweb-edu-score-float",
-                                  "fineweb-edu-score-int", "fineweb-edu-score-label"]
+    table = pipe.run(summary=False)[0].data
+    assert table.column_names[-4:] == ["quality_pred", "fineweb-edu-score-float",
+                                       "fineweb-edu-score-int", "fineweb-edu-score-label"]
     assert table["id"].to_pylist() == list(range(len(TEXTS)))

@@ -1,6 +1,7 @@
-"""The curator-audio plugin: registers its stages through Curator's hooks.
+"""The curator-audio plugin: registers its stages through Curator's single ``curator_register``
+hook (each stage's kind comes from its class).
 
-Importing this module is cheap: stage modules are imported inside the hooks, and those import
+Importing this module is cheap: stage modules are imported inside the hook, and those import
 soundfile / torch / torchaudio only when a stage runs.
 """
 
@@ -8,49 +9,16 @@ from __future__ import annotations
 
 from curator.plugins.hookspecs import Register, hookimpl
 
-__all__ = ["curator_register_readers", "curator_register_writers", "curator_register_filters",
-           "curator_register_classifiers", "curator_register_stages"]
-
-_AUDIO = "audio"
+__all__ = ["curator_register"]
 
 
 @hookimpl
-def curator_register_readers(register: Register) -> None:
+def curator_register(register: Register) -> None:
     from curator_audio.io.directory import AudioDirectoryReader
-    from curator_audio.io.manifest import ManifestReader
-
-    register(ManifestReader, modality=_AUDIO)
-    register(AudioDirectoryReader, modality=_AUDIO)
-
-
-@hookimpl
-def curator_register_writers(register: Register) -> None:
-    from curator_audio.io.manifest import ManifestWriterStage
-
-    register(ManifestWriterStage, modality=_AUDIO)
-
-
-@hookimpl
-def curator_register_filters(register: Register) -> None:
-    from curator_audio.stages.filters import PreserveByValueStage
-    from curator_audio.stages.squim import TorchSquimQualityFilterStage
-
-    register(PreserveByValueStage, modality=_AUDIO)
-    register(TorchSquimQualityFilterStage, modality=_AUDIO)
-
-
-@hookimpl
-def curator_register_classifiers(register: Register) -> None:
+    from curator_audio.io.manifest import ManifestReader, ManifestWriterStage
     from curator_audio.stages.asr import ASRStage
-    from curator_audio.stages.squim import TorchSquimQualityMetricsStage
-
-    register(ASRStage, modality=_AUDIO)
-    register(TorchSquimQualityMetricsStage, modality=_AUDIO)
-
-
-@hookimpl
-def curator_register_stages(register: Register) -> None:
     from curator_audio.stages.decode import AudioDecodeStage, GetAudioDurationStage
+    from curator_audio.stages.filters import PreserveByValueStage
     from curator_audio.stages.quality import (
         AudioClippingStage,
         AudioRMSStage,
@@ -58,9 +26,15 @@ def curator_register_stages(register: Register) -> None:
         AudioSNRStage,
     )
     from curator_audio.stages.segment import AudioSegmentationStage
+    from curator_audio.stages.squim import (
+        TorchSquimQualityFilterStage,
+        TorchSquimQualityMetricsStage,
+    )
     from curator_audio.stages.wer import GetPairwiseWerStage
 
-    for stage in (AudioDecodeStage, GetAudioDurationStage, AudioRMSStage, AudioClippingStage,
-                  AudioSilenceFractionStage, AudioSNRStage, AudioSegmentationStage,
-                  GetPairwiseWerStage):
-        register(stage, modality=_AUDIO)
+    for cls in (ManifestReader, AudioDirectoryReader, ManifestWriterStage, PreserveByValueStage,
+                TorchSquimQualityFilterStage, ASRStage, TorchSquimQualityMetricsStage,
+                AudioDecodeStage, GetAudioDurationStage, AudioRMSStage, AudioClippingStage,
+                AudioSilenceFractionStage, AudioSNRStage, AudioSegmentationStage,
+                GetPairwiseWerStage):
+        register(cls, modality="audio")

@@ -25,6 +25,7 @@ _EXPORTS: dict[str, str] = {
     "ProcessingStage": "curator.stages.base", "CompositeStage": "curator.stages.base",
     "StageIO": "curator.stages.base", "get_stage_class": "curator.stages.base",
     "FunctionStage": "curator.stages.function", "processing_stage": "curator.stages.function",
+    "FilterStage": "curator.stages.filter",
     "Pipeline": "curator.pipeline",
     # executors and results
     "BaseExecutor": "curator.executors.base", "RunContext": "curator.executors.base",

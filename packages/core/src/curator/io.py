@@ -11,7 +11,7 @@ from typing import IO, TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import fsspec
 
-__all__ = ["atomic_write", "expand_paths", "join_path", "get_fs", "ensure_dir", "file_stem",
+__all__ = ["atomic_write", "expand_paths", "list_files", "join_path", "get_fs", "ensure_dir", "file_stem",
            "COMPRESSION_SUFFIXES"]
 
 #: compression suffixes dropped together with the extension before them by :func:`file_stem`
@@ -83,28 +83,58 @@ def expand_paths(paths: str | Sequence[str], extensions: Sequence[str] | None = 
 
     ``extensions`` (like ``[".jsonl", ".json"]``) filters files found in directories and globs.
     Protocol prefixes (``s3://``) are kept. Raises ``FileNotFoundError`` naming the pattern when
-    nothing matches.
+    nothing matches. See :func:`list_files` for the sizes too.
+    """
+    return [path for path, _ in list_files(paths, extensions)]
+
+
+def list_files(paths: str | Sequence[str], extensions: Sequence[str] | None = None,
+               max_workers: int = 8) -> list[tuple[str, int]]:
+    """Like :func:`expand_paths`, with each file's size: sorted ``(path, size_in_bytes)`` pairs.
+
+    Each directory or glob is listed with one batched ``fs.find``/``fs.glob(detail=True)``
+    (sizes come with the listing, never one ``fs.size`` call per file); several inputs are
+    listed in parallel on up to ``max_workers`` threads.
     """
     items = [paths] if isinstance(paths, str) else list(paths)
-    out: list[str] = []
-    for item in items:
-        fs, p = get_fs(item)
-        protocol = item.split("://", 1)[0] + "://" if "://" in item else ""
-        if any(ch in p for ch in "*?["):
-            # like a shell glob (and directory listing), skip hidden files such as the
-            # temporary files of atomic_write, unless the pattern itself names hidden files
-            hidden_ok = p.rsplit("/", 1)[-1].startswith(".")
-            found = [f for f in fs.glob(p) if fs.isfile(f)
-                     and (hidden_ok or not f.rsplit("/", 1)[-1].startswith("."))]
-        elif fs.isdir(p):
-            found = [f for f in fs.find(p) if not f.rsplit("/", 1)[-1].startswith(".")]
-        elif fs.exists(p):
-            found = [p]
-        else:
-            raise FileNotFoundError(f"no file or directory matches {item!r}")
-        if extensions and (fs.isdir(p) or any(ch in p for ch in "*?[")):
-            found = [f for f in found if f.endswith(tuple(extensions))]
-        out.extend(protocol + f if protocol and not f.startswith(protocol) else f for f in found)
+    if len(items) > 1 and max_workers > 1:
+        from concurrent.futures import ThreadPoolExecutor  # noqa: PLC0415
+
+        with ThreadPoolExecutor(min(max_workers, len(items))) as pool:
+            listed = list(pool.map(lambda it: _list_one(it, extensions), items))
+    else:
+        listed = [_list_one(item, extensions) for item in items]
+    out: dict[str, int] = {}
+    for found in listed:
+        for path, size in found:
+            out.setdefault(path, size)
     if not out:
         raise FileNotFoundError(f"no input files found in {paths!r} (extensions: {extensions})")
-    return sorted(dict.fromkeys(out))
+    return sorted(out.items())
+
+
+def _list_one(item: str, extensions: Sequence[str] | None) -> list[tuple[str, int]]:
+    """``(path, size)`` of the files one path, directory or glob names (one listing call)."""
+    fs, p = get_fs(item)
+    protocol = item.split("://", 1)[0] + "://" if "://" in item else ""
+    if any(ch in p for ch in "*?["):
+        # like a shell glob (and directory listing), skip hidden files such as the
+        # temporary files of atomic_write, unless the pattern itself names hidden files
+        hidden_ok = p.rsplit("/", 1)[-1].startswith(".")
+        listing = fs.glob(p, detail=True)
+    else:
+        try:
+            info = fs.info(p)
+        except FileNotFoundError:
+            raise FileNotFoundError(f"no file or directory matches {item!r}") from None
+        if info.get("type") != "directory":
+            return [(protocol + p if protocol and not p.startswith(protocol) else p,
+                     int(info.get("size") or 0))]
+        hidden_ok = False
+        listing = fs.find(p, detail=True)
+    found = [(name, int(info.get("size") or 0)) for name, info in listing.items()
+             if info.get("type") == "file"
+             and (hidden_ok or not name.rsplit("/", 1)[-1].startswith("."))]
+    if extensions:
+        found = [(f, s) for f, s in found if f.endswith(tuple(extensions))]
+    return [(protocol + f if protocol and not f.startswith(protocol) else f, s) for f, s in found]

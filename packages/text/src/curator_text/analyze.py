@@ -8,6 +8,7 @@ import json
 from typing import Any
 
 import numpy as np
+from curator.errors import ConfigError
 
 __all__ = ["add_arguments", "run", "analyze", "render_html"]
 
@@ -33,8 +34,8 @@ def _make_filter(spec: str) -> Any:
     name, _, raw = spec.partition(":")
     classes = {c.__name__: c for c in F.HEURISTIC_FILTERS}
     if name not in classes:
-        raise ValueError(f"curator analyze: unknown filter {name!r}; choose from "
-                         f"{sorted(classes)}")
+        raise ConfigError(f"curator analyze: unknown filter {name!r}; choose from "
+                          f"{sorted(classes)}")
     return classes[name](**(json.loads(raw) if raw else {}))
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from curator.errors import ConfigError
+
 __all__ = ["coerce_numbers"]
 
 
@@ -17,4 +19,4 @@ def coerce_numbers(stage: Any, *names: str, kind: type = float) -> None:
         try:
             setattr(stage, name, kind(value))
         except (TypeError, ValueError):
-            raise ValueError(f"{stage.name}: {name} must be a number, got {value!r}") from None
+            raise ConfigError(f"{stage.name}: {name} must be a number, got {value!r}") from None

@@ -7,6 +7,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 from curator import ProcessingStage
+from curator.errors import ConfigError
 
 from curator_video._config import coerce_numbers
 from curator_video.tasks import Clip, VideoTask
@@ -53,13 +54,13 @@ class ClipFrameExtractionStage(ProcessingStage[VideoTask, VideoTask]):
     def __post_init__(self) -> None:
         coerce_numbers(self, "target_fps")
         if self.num_frames is None and (self.target_fps is None or self.target_fps <= 0):
-            raise ValueError(f"{self.name}: set target_fps > 0 or num_frames >= 1")
+            raise ConfigError(f"{self.name}: set target_fps > 0 or num_frames >= 1")
         if self.num_frames is not None and self.num_frames < 1:
-            raise ValueError(f"{self.name}: num_frames must be >= 1, got {self.num_frames}")
+            raise ConfigError(f"{self.name}: num_frames must be >= 1, got {self.num_frames}")
         if self.target_res is not None:
             if len(self.target_res) != 2 or min(self.target_res) < 1:
-                raise ValueError(f"{self.name}: target_res must be (width, height), got "
-                                 f"{self.target_res}")
+                raise ConfigError(f"{self.name}: target_res must be (width, height), got "
+                                  f"{self.target_res}")
             self.target_res = (int(self.target_res[0]), int(self.target_res[1]))
 
     def inputs(self):

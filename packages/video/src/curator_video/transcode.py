@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from curator import ProcessingStage
+from curator.errors import ConfigError
 
 from curator_video.tasks import Clip, VideoTask
 
@@ -39,10 +40,10 @@ class ClipTranscodingStage(ProcessingStage[VideoTask, VideoTask]):
 
     def __post_init__(self) -> None:
         if self.target_res is not None and (len(self.target_res) != 2 or min(self.target_res) < 2):
-            raise ValueError(f"{self.name}: target_res must be (width, height), got "
-                             f"{self.target_res}")
+            raise ConfigError(f"{self.name}: target_res must be (width, height), got "
+                              f"{self.target_res}")
         if self.bit_rate is not None and self.bit_rate <= 0:
-            raise ValueError(f"{self.name}: bit_rate must be > 0 or None")
+            raise ConfigError(f"{self.name}: bit_rate must be > 0 or None")
 
     def setup(self, worker_metadata: dict[str, Any] | None = None) -> None:
         import av

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from curator.errors import ConfigError
 
 __all__ = ["ASRModel", "register_asr_model", "get_asr_model", "registered_asr_models"]
 
@@ -58,7 +59,7 @@ def register_asr_model(name: str, cls: type[ASRModel] | None = None
             raise TypeError(f"register_asr_model({name!r}): {klass!r} is not an ASRModel subclass")
         old = _MODELS.get(name)
         if old is not None and old is not klass and not isinstance(old, str):
-            raise ValueError(f"ASR model_type {name!r} is already registered by {old!r}")
+            raise ConfigError(f"ASR model_type {name!r} is already registered by {old!r}")
         _MODELS[name] = klass
         return klass
     return add(cls) if cls is not None else add
@@ -72,8 +73,8 @@ def registered_asr_models() -> list[str]:
 def get_asr_model(name: str) -> type[ASRModel]:
     """The class registered as ``name``; a clear error listing the known names otherwise."""
     if name not in _MODELS:
-        raise ValueError(f"unknown ASR model_type {name!r}; known: {registered_asr_models()}. "
-                         f"A plugin adds one with curator_audio.asr.register_asr_model(name, cls)")
+        raise ConfigError(f"unknown ASR model_type {name!r}; known: {registered_asr_models()}. "
+                          f"A plugin adds one with curator_audio.asr.register_asr_model(name, cls)")
     entry = _MODELS[name]
     if isinstance(entry, str):
         import importlib

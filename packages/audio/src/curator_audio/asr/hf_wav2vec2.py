@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from curator.errors import ConfigError
 
 from curator_audio.asr.base import ASRModel
 
@@ -45,8 +46,8 @@ class HFWav2Vec2CTCModel(ASRModel):
         from transformers import Wav2Vec2ForCTC, Wav2Vec2Processor
 
         if "://" in model_dir:
-            raise ValueError(f"wav2vec2_hf: model_dir must be a local directory (transformers loads "
-                             f"local files only), got {model_dir!r}; copy the model to each node")
+            raise ConfigError(f"wav2vec2_hf: model_dir must be a local directory (transformers loads "
+                              f"local files only), got {model_dir!r}; copy the model to each node")
         processor = Wav2Vec2Processor.from_pretrained(model_dir, local_files_only=True)
         model = Wav2Vec2ForCTC.from_pretrained(model_dir, local_files_only=True)
         return cls(model.eval().to(device), processor, device)

@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from curator.errors import ConfigError
 
 from curator_audio.asr.base import ASRModel
 
@@ -50,12 +51,12 @@ class WhisperModel(ASRModel):
         from transformers import WhisperForConditionalGeneration, WhisperProcessor
 
         if "://" in model_dir:
-            raise ValueError(f"whisper: model_dir must be a local directory (transformers loads "
-                             f"local files only), got {model_dir!r}; copy the model to each node")
+            raise ConfigError(f"whisper: model_dir must be a local directory (transformers loads "
+                              f"local files only), got {model_dir!r}; copy the model to each node")
         if task not in ("transcribe", "translate"):
-            raise ValueError(f"whisper: task must be 'transcribe' or 'translate', got {task!r}")
+            raise ConfigError(f"whisper: task must be 'transcribe' or 'translate', got {task!r}")
         if not 0 < chunk_length_s <= 30:
-            raise ValueError(f"whisper: chunk_length_s must be in (0, 30], got {chunk_length_s}")
+            raise ConfigError(f"whisper: chunk_length_s must be in (0, 30], got {chunk_length_s}")
         processor = WhisperProcessor.from_pretrained(model_dir, local_files_only=True)
         dtype = torch.float16 if (fp16 and device.startswith("cuda")) else torch.float32
         model = WhisperForConditionalGeneration.from_pretrained(

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from curator import ProcessingStage, Task, stable_id
+from curator.errors import ConfigError
 from curator.io import expand_paths
 from curator.stages.base import StageIO
 
@@ -42,9 +43,9 @@ class AudioDirectoryReader(ProcessingStage[Task, AudioBatch]):
 
     def __post_init__(self) -> None:
         if not self.path:
-            raise ValueError(f"{self.name}: path (a directory of audio files) is required")
+            raise ConfigError(f"{self.name}: path (a directory of audio files) is required")
         if not isinstance(self.files_per_task, int) or self.files_per_task < 1:
-            raise ValueError(f"{self.name}: files_per_task must be an int >= 1")
+            raise ConfigError(f"{self.name}: files_per_task must be an int >= 1")
 
     @property
     def is_source(self) -> bool:

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from curator import FileGroupTask, ProcessingStage, Task, stable_id
+from curator.errors import ConfigError
 from curator.io import atomic_write, expand_paths, get_fs, join_path
 from curator.output_dir import ManagedOutput, SaveMode, check_mode
 from curator.stages.base import StageIO
@@ -50,11 +51,11 @@ class ManifestReader(ProcessingStage[Task, AudioBatch]):
 
     def __post_init__(self) -> None:
         if not self.file_paths:
-            raise ValueError(f"{self.name}: file_paths is required (a manifest path, directory "
-                             f"or glob)")
+            raise ConfigError(f"{self.name}: file_paths is required (a manifest path, directory "
+                              f"or glob)")
         if not isinstance(self.records_per_task, int) or self.records_per_task < 1:
-            raise ValueError(f"{self.name}: records_per_task must be an int >= 1, "
-                             f"got {self.records_per_task!r}")
+            raise ConfigError(f"{self.name}: records_per_task must be an int >= 1, "
+                              f"got {self.records_per_task!r}")
 
     @property
     def is_source(self) -> bool:
@@ -126,7 +127,7 @@ class ManifestWriterStage(ManagedOutput, ProcessingStage[AudioBatch, FileGroupTa
 
     def __post_init__(self) -> None:
         if not self.path:
-            raise ValueError(f"{self.name}: path (output directory) is required")
+            raise ConfigError(f"{self.name}: path (output directory) is required")
         check_mode(self.mode, self.name)
 
     def inputs(self) -> StageIO:

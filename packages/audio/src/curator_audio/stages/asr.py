@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from curator.errors import ConfigError
 from curator.stages.base import StageIO
 
 from curator_audio.asr.base import ASRModel, get_asr_model
@@ -56,20 +57,20 @@ class ASRStage(AudioRecordStage):
 
     def __post_init__(self) -> None:
         if not self.model_dir:
-            raise ValueError(f"{self.name}: model_dir is required (a directory with the model)")
+            raise ConfigError(f"{self.name}: model_dir is required (a directory with the model)")
         if "://" not in self.model_dir:
             import os
 
             if not os.path.isdir(self.model_dir):
-                raise ValueError(f"{self.name}: model_dir {self.model_dir!r} is not a directory; "
-                                 f"build a test model with curator_audio.testing."
-                                 f"make_tiny_wav2vec2_model(path)")
+                raise ConfigError(f"{self.name}: model_dir {self.model_dir!r} is not a directory; "
+                                  f"build a test model with curator_audio.testing."
+                                  f"make_tiny_wav2vec2_model(path)")
         get_asr_model(self.model_type)  # unknown type: a clear error now, not on the workers
         if not isinstance(self.model_kwargs, dict):
-            raise ValueError(f"{self.name}: model_kwargs must be a dict of options for "
-                             f"{self.model_type!r}, got {self.model_kwargs!r}")
+            raise ConfigError(f"{self.name}: model_kwargs must be a dict of options for "
+                              f"{self.model_type!r}, got {self.model_kwargs!r}")
         if not isinstance(self.inference_batch_size, int) or self.inference_batch_size < 1:
-            raise ValueError(f"{self.name}: inference_batch_size must be an int >= 1")
+            raise ConfigError(f"{self.name}: inference_batch_size must be an int >= 1")
 
     def outputs(self) -> StageIO:
         return ["data"], [self.pred_text_key]

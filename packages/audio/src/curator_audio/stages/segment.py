@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from curator.errors import ConfigError
 from curator.stages.base import StageIO
 
 from curator_audio import vad
@@ -56,8 +57,8 @@ class AudioSegmentationStage(AudioRecordStage):
 
     def __post_init__(self) -> None:
         if not 0 < self.min_duration <= self.max_duration:
-            raise ValueError(f"{self.name}: need 0 < min_duration <= max_duration, got "
-                             f"{self.min_duration} and {self.max_duration}")
+            raise ConfigError(f"{self.name}: need 0 < min_duration <= max_duration, got "
+                              f"{self.min_duration} and {self.max_duration}")
 
     def outputs(self) -> StageIO:
         return ["data"], ["offset", "duration", "segment_id"]

@@ -12,10 +12,12 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
+from curator.errors import ConfigError
 from curator.stages.base import StageIO
 
 from curator_audio.decode import record_waveform
 from curator_audio.stages.base import AudioRecordStage, public_record
+from curator_audio.stages.filters import AudioFilterStage
 from curator_audio.tasks import AudioBatch
 
 __all__ = ["TorchSquimQualityMetricsStage", "TorchSquimQualityFilterStage", "SQUIM_SAMPLE_RATE",
@@ -74,17 +76,17 @@ class TorchSquimQualityMetricsStage(AudioRecordStage):
 
     def __post_init__(self) -> None:
         if not self.model_path:
-            raise ValueError(f"{self.name}: model_path is required (the SQUIM objective "
-                             f"state_dict file, e.g. squim_objective_dns2020.pth)")
+            raise ConfigError(f"{self.name}: model_path is required (the SQUIM objective "
+                              f"state_dict file, e.g. squim_objective_dns2020.pth)")
         if "://" not in self.model_path:
             import os
 
             if not os.path.isfile(self.model_path):
-                raise ValueError(f"{self.name}: model_path {self.model_path!r} is not a file; "
-                                 f"build a test one with curator_audio.testing."
-                                 f"make_squim_objective_weights(path)")
+                raise ConfigError(f"{self.name}: model_path {self.model_path!r} is not a file; "
+                                  f"build a test one with curator_audio.testing."
+                                  f"make_squim_objective_weights(path)")
         if not isinstance(self.compute_batch_size, int) or self.compute_batch_size < 1:
-            raise ValueError(f"{self.name}: compute_batch_size must be an int >= 1")
+            raise ConfigError(f"{self.name}: compute_batch_size must be an int >= 1")
 
     def outputs(self) -> StageIO:
         return ["data"], [self.stoi_key, self.pesq_key, self.sisdr_key]
@@ -123,8 +125,8 @@ class TorchSquimQualityMetricsStage(AudioRecordStage):
                               round(float(sisdr[k]), 3))
         return [out[i] for i in range(len(waves))]
 
-    def scored(self, task: AudioBatch) -> list[dict[str, Any]]:
-        """The task's decodable records with the three scores added (others rejected)."""
+    def score_records(self, task: AudioBatch) -> dict[int, dict[str, float]]:
+        """The three scores of each decodable record, by its index (the others are rejected)."""
         waves: dict[int, np.ndarray] = {}
         for i, record in enumerate(task.data):
             try:
@@ -137,8 +139,12 @@ class TorchSquimQualityMetricsStage(AudioRecordStage):
                             source=str(record.get(self.filepath_key, "")))
         keys = sorted(waves)
         results = self.scores([waves[i] for i in keys])
-        return [{**task.data[i], self.stoi_key: s, self.pesq_key: p, self.sisdr_key: d}
-                for i, (s, p, d) in zip(keys, results, strict=True)]
+        return {i: {self.stoi_key: s, self.pesq_key: p, self.sisdr_key: d}
+                for i, (s, p, d) in zip(keys, results, strict=True)}
+
+    def scored(self, task: AudioBatch) -> list[dict[str, Any]]:
+        """The task's decodable records with the three scores added (others rejected)."""
+        return [{**task.data[i], **scores} for i, scores in self.score_records(task).items()]
 
     def process(self, task: AudioBatch) -> AudioBatch:
         return task.derive(self.scored(task))
@@ -153,33 +159,39 @@ class TorchSquimQualityMetricsStage(AudioRecordStage):
 
 
 @dataclass
-class TorchSquimQualityFilterStage(TorchSquimQualityMetricsStage):
+class TorchSquimQualityFilterStage(AudioFilterStage, TorchSquimQualityMetricsStage):
     """Scores records like :class:`TorchSquimQualityMetricsStage` and keeps those whose
-    estimates reach every given minimum (``None``: not checked); the others are dropped.
+    estimates reach every given minimum (``None``: not checked); the others are dropped
+    (``split=True``: sent to the rejected sink, kind ``"filtered"``, with the three scores).
 
     Args:
         min_stoi: minimum STOI (0-1).
         min_pesq: minimum PESQ (1-4.5).
         min_sisdr: minimum SI-SDR in dB.
+        split: send removed records to the rejected sink instead of dropping them.
     """
 
     min_stoi: float | None = None
     min_pesq: float | None = None
     min_sisdr: float | None = None
+    split: bool = False
     name: str = "TorchSquimQualityFilterStage"
-    kind: ClassVar[str] = "filter"
 
     def __post_init__(self) -> None:
         super().__post_init__()
         if self.min_stoi is None and self.min_pesq is None and self.min_sisdr is None:
-            raise ValueError(f"{self.name}: give at least one of min_stoi, min_pesq, min_sisdr "
-                             f"(or use TorchSquimQualityMetricsStage to only score)")
+            raise ConfigError(f"{self.name}: give at least one of min_stoi, min_pesq, min_sisdr "
+                              f"(or use TorchSquimQualityMetricsStage to only score)")
 
-    def keep(self, record: dict[str, Any]) -> bool:
+    def score_items(self, task: AudioBatch, items: list[dict[str, Any]]
+                    ) -> list[dict[str, float] | None]:
+        by_index = self.score_records(task)
+        for i, scores in by_index.items():
+            items[i].update(scores)  # the kept records carry their scores on
+        return [by_index.get(i) for i in range(len(items))]
+
+    def keep(self, score: dict[str, float]) -> bool:
         """True when every configured minimum is reached."""
-        return all(limit is None or record[key] >= limit for key, limit in
+        return all(limit is None or score[key] >= limit for key, limit in
                    ((self.stoi_key, self.min_stoi), (self.pesq_key, self.min_pesq),
                     (self.sisdr_key, self.min_sisdr)))
-
-    def process(self, task: AudioBatch) -> AudioBatch:
-        return task.derive([r for r in self.scored(task) if self.keep(r)])

@@ -28,13 +28,14 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from curator.dedup.io import read_table, write_parquet
-from curator.dedup.kmeans import kmeans, normalize
+from curator.dedup.io import write_parquet
+from curator.dedup.kmeans import normalize
 from curator.dedup.semantic import check_params
 from curator.dedup.semantic_workflow import (
     AssignClustersStage,
     ClusterDedupStage,
     embeddings_to_numpy,
+    fit_centroids,
 )
 from curator.io import atomic_write, expand_paths, get_fs, join_path
 from curator.stages.base import CompositeStage, ProcessingStage
@@ -141,18 +142,8 @@ class SemanticGatherStage(ProcessingStage[FileGroupTask, FileGroupTask]):
         return self.process_batch([task])[0]
 
     def _fit(self, files: list[str]) -> np.ndarray:
-        per_file = max(1, self.kmeans_sample // max(1, len(files)))
-        rng = np.random.default_rng(self.seed)
-        parts = []
-        for f in files:
-            x = embeddings_to_numpy(read_table(f, ["embedding"]).column("embedding"))
-            if len(x) > per_file:
-                x = x[np.sort(rng.choice(len(x), per_file, replace=False))]
-            if len(x):
-                parts.append(x)
-        if not parts:
-            return np.empty((0, 0), np.float32)
-        return kmeans(normalize(np.concatenate(parts)), self.n_clusters, seed=self.seed)[1]
+        return fit_centroids(files, "embedding", n_clusters=self.n_clusters,
+                             kmeans_sample=self.kmeans_sample, seed=self.seed)
 
     def process_batch(self, tasks: list[FileGroupTask]) -> list[FileGroupTask]:
         tasks = sorted(tasks, key=lambda t: (t.task_id, t.metadata["spill_key"]))

@@ -26,7 +26,7 @@ from curator.stages.base import ProcessingStage
 from curator.tasks import FileGroupTask, Task
 
 __all__ = ["SemanticDeduplicationWorkflow", "AssignClustersStage", "ClusterDedupStage",
-           "embeddings_to_numpy"]
+           "embeddings_to_numpy", "fit_centroids"]
 
 
 def embeddings_to_numpy(column: pa.ChunkedArray | pa.Array) -> np.ndarray:
@@ -41,6 +41,25 @@ def embeddings_to_numpy(column: pa.ChunkedArray | pa.Array) -> np.ndarray:
     if flat.size % n:
         raise ValueError("the embedding vectors do not all have the same length")
     return flat.reshape(n, flat.size // n)
+
+
+def fit_centroids(files: Sequence[str], column: str, *, n_clusters: int, kmeans_sample: int,
+                  seed: int) -> np.ndarray:
+    """K-means centroids of the L2-normalised vectors in ``column`` of ``files``, fitted on at
+    most ``kmeans_sample`` rows spread evenly over the files (a seeded random subset of each);
+    an empty ``(0, 0)`` array when the files hold no vectors."""
+    per_file = max(1, kmeans_sample // max(1, len(files)))
+    rng = np.random.default_rng(seed)
+    parts = []
+    for f in files:
+        x = embeddings_to_numpy(read_table(f, [column]).column(column))
+        if len(x) > per_file:
+            x = x[np.sort(rng.choice(len(x), per_file, replace=False))]
+        if len(x):
+            parts.append(x)
+    if not parts:
+        return np.empty((0, 0), np.float32)
+    return kmeans(normalize(np.concatenate(parts)), n_clusters, seed=seed)[1]
 
 
 class AssignClustersStage(ProcessingStage[FileGroupTask, FileGroupTask]):
@@ -143,19 +162,10 @@ class SemanticDeduplicationWorkflow(DeduplicationWorkflow):
         if done(path):
             cols = pq.read_table(path).column("centroid")
             return embeddings_to_numpy(cols)
-        per_file = max(1, self.kmeans_sample // max(1, len(files)))
-        rng = np.random.default_rng(self.seed)
-        parts = []
-        for f in files:
-            x = embeddings_to_numpy(read_table(f, [self.embedding_field]).column(
-                self.embedding_field))
-            if len(x) > per_file:
-                x = x[np.sort(rng.choice(len(x), per_file, replace=False))]
-            if len(x):
-                parts.append(x)
-        if not parts:
-            return np.empty((0, 0), np.float32)
-        _, centroids = kmeans(normalize(np.concatenate(parts)), self.n_clusters, seed=self.seed)
+        centroids = fit_centroids(files, self.embedding_field, n_clusters=self.n_clusters,
+                                  kmeans_sample=self.kmeans_sample, seed=self.seed)
+        if centroids.size == 0:
+            return centroids
         write_parquet(pa.table({"centroid": pa.FixedSizeListArray.from_arrays(
             pa.array(centroids.ravel()), centroids.shape[1])}), path)
         return centroids

@@ -33,7 +33,8 @@ from curator.rejected import FailedTask, RejectedRecord, RejectedSink
 from curator.stages.base import ProcessingStage
 from curator.tasks import EMPTY_TASK, EmptyTask, StagePerf, Task
 
-__all__ = ["BaseExecutor", "RunContext", "RunResult", "StageCall", "invoke_stage",
+__all__ = ["BaseExecutor", "RunContext", "RunResult", "OutputCollector", "output_paths",
+           "StageCall", "invoke_stage",
            "failed_task_record", "env_flag", "SourceStageError", "PipelineFailedError"]
 
 
@@ -110,8 +111,54 @@ class RunContext:
         return kept, len(tasks) - len(kept)
 
 
+def output_paths(task: Task | None) -> list[str]:
+    """The files a run output stands for: the paths of a ``FileGroupTask`` (what writers
+    return), else none."""
+    from curator.tasks import FileGroupTask  # noqa: PLC0415
+
+    return [str(p) for p in task.data] if isinstance(task, FileGroupTask) else []
+
+
+def _paths_of(tasks: list[Task]) -> list[str]:
+    return [p for t in tasks for p in output_paths(t)]
+
+
+class OutputCollector:
+    """The run's outputs as the driver sees them: counted, their :func:`output_paths` gathered,
+    and the tasks themselves kept only with ``collect`` (executors' ``collect_outputs``).
+    ``None`` stands for an output that was counted where it was made and not sent back."""
+
+    def __init__(self, collect: bool = True) -> None:
+        self.collect = collect
+        self.tasks: list[Task] = []
+        self.count = 0
+        self.paths: list[str] = []
+
+    @staticmethod
+    def stub(task: Task | None) -> Task | None:
+        """What a worker sends back for an output that is not collected: a path-only
+        ``FileGroupTask`` when it stands for files, else ``None`` (just counted)."""
+        from curator.tasks import FileGroupTask  # noqa: PLC0415
+
+        paths = output_paths(task)
+        return (FileGroupTask(task_id=task.task_id, dataset_name=task.dataset_name, data=paths)
+                if paths and task is not None else None)
+
+    def add(self, tasks: list[Task | None]) -> None:
+        """Count ``tasks`` (run outputs or their :meth:`stub`), keep them if collecting."""
+        for task in tasks:
+            self.count += 1
+            self.paths.extend(output_paths(task))
+            if self.collect and task is not None:
+                self.tasks.append(task)
+
+
 class RunResult(list):
     """The output tasks of a run (a list), with the run's ``stats`` and ``rejected`` sink.
+
+    ``num_outputs`` and ``output_paths`` (the files the outputs stand for, see
+    :func:`output_paths`) are always filled in; the list itself is empty when the executor ran
+    with ``collect_outputs=False`` (large runs: the driver does not hold every output task).
 
     ``ok`` is false when any task failed after its retries; ``failed`` lists those tasks
     (:class:`~curator.rejected.FailedTask`). Records rejected by design (filtered, malformed
@@ -122,10 +169,13 @@ class RunResult(list):
     stats: RunStats
     rejected: RejectedSink
 
-    def __init__(self, tasks: list[Task], stats: RunStats, rejected: RejectedSink) -> None:
+    def __init__(self, tasks: list[Task], stats: RunStats, rejected: RejectedSink, *,
+                 num_outputs: int | None = None, output_paths: list[str] | None = None) -> None:
         super().__init__(tasks)
         self.stats = stats
         self.rejected = rejected
+        self.num_outputs = len(tasks) if num_outputs is None else num_outputs
+        self.output_paths = _paths_of(tasks) if output_paths is None else output_paths
         self.spec: dict[str, Any] | None = None  # what ran; Pipeline.run fills it in
 
     def report(self, spec: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -190,6 +240,13 @@ def _partition_of(out: Task, inputs: list[Task]) -> str | None:
     return inputs[0].partition if inputs else None
 
 
+def _drain_histograms(stage: ProcessingStage) -> dict[str, Any] | None:
+    """The score sketches the stage published since the last call (``drain_histograms``, see
+    :class:`curator.executors.stats.ScoreSketch`), if it publishes any."""
+    drain = getattr(stage, "drain_histograms", None)
+    return (drain() or None) if drain is not None else None
+
+
 def invoke_stage(stage: ProcessingStage, tasks: list[Task], worker: str = "") -> StageCall:
     """Run ``stage.process_batch(tasks)`` with timing, rejected-record collection and
     partition/perf bookkeeping. Never raises: an exception comes back as ``StageCall.error``."""
@@ -202,16 +259,16 @@ def invoke_stage(stage: ProcessingStage, tasks: list[Task], worker: str = "") ->
         elif isinstance(outputs, Task):
             outputs = [outputs]
     except Exception:  # noqa: BLE001 - reported to the executor, which retries or rejects
+        _drain_histograms(stage)  # a retry scores the task again
         return StageCall([], stage.drain_rejected(), time.perf_counter() - start, items_in, 0,
                          error=traceback.format_exc())
     busy = time.perf_counter() - start
+    histograms = _drain_histograms(stage)
     bad = [o for o in outputs if not isinstance(o, Task)]
     if bad:
         return StageCall([], stage.drain_rejected(), busy, items_in, 0,
                          error=f"{stage.name}.process returned {type(bad[0]).__name__}, expected "
                                f"a Task, a list of Tasks or None")
-    drain = getattr(stage, "drain_histograms", None)  # see curator.executors.stats.ScoreSketch
-    histograms = drain() if drain is not None else None
     source = tasks and isinstance(tasks[0], EmptyTask)
     items_out = 0
     per_task = busy / max(len(outputs), 1)
@@ -226,7 +283,7 @@ def invoke_stage(stage: ProcessingStage, tasks: list[Task], worker: str = "") ->
         items_out += n
         out.stage_perf.append(StagePerf(stage.name, per_task, items_in, n, worker))
     return StageCall(outputs, stage.drain_rejected(), busy, items_in, items_out,
-                     histograms=histograms or None)
+                     histograms=histograms)
 
 
 def failed_task_record(stage: ProcessingStage | str, task: Task, error: str) -> RejectedRecord:
@@ -263,12 +320,18 @@ class BaseExecutor(ABC):
         return list(initial_tasks) if initial_tasks else [EMPTY_TASK]
 
     @staticmethod
-    def finish(context: RunContext, stats: RunStats, outputs: list[Task]) -> RunResult:
-        """Wrap outputs, fill in rejected counts and print the summary if asked."""
+    def finish(context: RunContext, stats: RunStats,
+               outputs: list[Task] | OutputCollector) -> RunResult:
+        """Wrap outputs (a list, or an :class:`OutputCollector`), fill in rejected counts and
+        print the summary if asked."""
         for s in stats.stages:
             s.rejected = context.sink.counts.get(s.name, 0) - s.failed_tasks
         stats.peak_rss_mb = peak_rss_mb()
-        result = RunResult(outputs, stats, context.sink)
+        if isinstance(outputs, OutputCollector):
+            result = RunResult(outputs.tasks, stats, context.sink, num_outputs=outputs.count,
+                               output_paths=outputs.paths)
+        else:
+            result = RunResult(outputs, stats, context.sink)
         if context.summary:
             print(result.summary(), file=sys.stderr, flush=True)
         return result

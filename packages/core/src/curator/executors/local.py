@@ -12,6 +12,7 @@ from typing import Any
 
 from curator.executors.base import (
     BaseExecutor,
+    OutputCollector,
     RunContext,
     RunResult,
     SourceStageError,
@@ -77,13 +78,16 @@ class LocalExecutor(BaseExecutor):
             ``batch_size``).
         max_retries: overrides the run's retry count.
         cpus: cores to plan for (default: this machine's).
+        collect_outputs: keep the output tasks on the result (default ``True``); ``False`` keeps
+            only their count and paths (``result.num_outputs``, ``result.output_paths``).
     """
 
     name = "local"
 
     def __init__(self, config: dict[str, Any] | None = None, **kwargs: Any) -> None:
         super().__init__({**(config or {}), **kwargs})
-        unknown = set(self.config) - {"num_workers", "queue_size", "max_retries", "cpus"}
+        unknown = set(self.config) - {"num_workers", "queue_size", "max_retries", "cpus",
+                                      "collect_outputs"}
         if unknown:
             raise ValueError(f"LocalExecutor: unknown config keys {sorted(unknown)}")
 
@@ -133,7 +137,7 @@ class _LocalRun:
         self.processes = _processes_available(stages)
         self.stop = threading.Event()
         self.fatal: list[BaseException] = []
-        self.results: list[Task] = []
+        self.results = OutputCollector(bool(executor.config.get("collect_outputs", True)))
         self.lock = threading.Lock()
         self.alive = list(self.n_workers)
         self.procs: list[ProcessWorker] = []
@@ -141,7 +145,7 @@ class _LocalRun:
         self.names = [s.name for s in stages]
         self.initial = initial
 
-    def run(self) -> list[Task]:
+    def run(self) -> OutputCollector:
         for i, stage in enumerate(self.stages):
             self.stats.stages[i].workers = self.n_workers[i]
             stage.setup_on_node({"node": "local"}, {})
@@ -287,7 +291,7 @@ class _LocalRun:
             apply_report(report, self.names, self.ctx, self.stats, self.tracker)
             if last:
                 with self.lock:
-                    self.results.extend(call.outputs)
+                    self.results.add(call.outputs)
             else:
                 for out in call.outputs:
                     if not self._put(self.queues[i + 1], out):

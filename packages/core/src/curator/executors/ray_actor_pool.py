@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import queue
 import threading
+from collections import deque
+from dataclasses import replace
 from typing import Any
 
 import cloudpickle
 
 from curator.executors.base import (
+    OutputCollector,
     RunContext,
     StageCall,
     failed_task_record,
@@ -42,9 +45,14 @@ class _GroupActor:
     def ready(self) -> bool:
         return True
 
-    def call(self, tasks: list[Task], max_retries: int,
-             n_stages: int) -> tuple[list[OutcomeReport], list[Task]]:
-        return chain_reports(self.group, tasks, max_retries, self.name, n_stages)
+    def call(self, tasks: list[Task], max_retries: int, n_stages: int,
+             collect: bool = True) -> tuple[list[OutcomeReport], list[Task]]:
+        reports, out = chain_reports(self.group, tasks, max_retries, self.name, n_stages)
+        if not collect:  # the run's outputs go back as counts and paths only
+            reports = [replace(r, call=replace(r.call, outputs=[OutputCollector.stub(t)
+                                                                 for t in r.call.outputs]))
+                       if r.index + 1 == n_stages else r for r in reports]
+        return reports, out
 
     def teardown(self) -> None:
         for stage in self.group.stages:
@@ -84,30 +92,45 @@ class _Actor:
             raise StageSetupError(f"{self.group_name}.setup() failed in actor {self.name}: "
                                   f"{exc}") from exc
 
-    def call(self, tasks: list[Task], max_retries: int,
-             n_stages: int) -> tuple[list[OutcomeReport], list[Task]]:
+    def submit(self, tasks: list[Task], max_retries: int, n_stages: int,
+               collect: bool = True) -> Any:
+        """Start a call on the actor without waiting (see :meth:`wait`)."""
+        return self.handle.call.remote(tasks, max_retries, n_stages, collect)
+
+    def wait(self, ref: Any) -> tuple[list[OutcomeReport], list[Task]]:
+        """The result of a submitted call; raises ``_ActorDied`` (after replacing the actor)
+        when the worker process died."""
         import ray  # noqa: PLC0415
 
         try:
-            return ray.get(self.handle.call.remote(tasks, max_retries, n_stages))
+            return ray.get(ref)
         except ray.exceptions.RayActorError as exc:  # the worker process died: replace it
             self._start()
             raise _ActorDied(f"actor {self.name} of {self.group_name} died: {exc}") from exc
 
-    def run(self, group: StageGroup, batch: list[Task], max_retries: int,
-            n_stages: int) -> tuple[list[OutcomeReport], list[Task]]:
+    def call(self, tasks: list[Task], max_retries: int, n_stages: int,
+             collect: bool = True) -> tuple[list[OutcomeReport], list[Task]]:
+        return self.wait(self.submit(tasks, max_retries, n_stages, collect))
+
+    def run(self, group: StageGroup, batch: list[Task], max_retries: int, n_stages: int,
+            collect: bool = True, died: _ActorDied | None = None,
+            ) -> tuple[list[OutcomeReport], list[Task]]:
         """Call with the retry policy for dying workers: a batch whose worker died is split
         and each task retried ``max_retries`` times, then rejected by the group's first stage.
-        Restarts and those retries are counted on the group's first stage."""
+        Restarts and those retries are counted on the group's first stage. ``died``: the
+        batch already killed the actor once (a pipelined call)."""
         deaths = 0
         while True:
             try:
-                reports, out = self.call(batch, max_retries, n_stages)
+                if died is not None:
+                    exc, died = died, None
+                    raise exc
+                reports, out = self.call(batch, max_retries, n_stages, collect)
                 break
             except _ActorDied as exc:
                 deaths += 1
                 if len(batch) > 1:  # find the task that kills its worker
-                    parts = [self.run(group, [t], max_retries, n_stages) for t in batch]
+                    parts = [self.run(group, [t], max_retries, n_stages, collect) for t in batch]
                     reports = [r for rs, _ in parts for r in rs]
                     reports[0].restarts += deaths
                     return reports, [t for _, ts in parts for t in ts]
@@ -151,6 +174,11 @@ class RayActorPoolExecutor(RayExecutorBase):
         address, num_cpus, num_gpus, object_store_memory, ray_timeout_s: the Ray cluster (as
             for :class:`RayDataExecutor`; a local one is started and stopped when none runs).
         setup_timeout_s: how long an actor may take to start and run ``setup()`` (default 600).
+        batches_in_flight: batches queued on each actor at once (default 2), so an actor never
+            waits for the driver between batches.
+        collect_outputs: bring the output tasks back to the driver (default ``True``); with
+            ``False`` actors send only their count and paths (``result.num_outputs``,
+            ``result.output_paths``) and the result list stays empty.
         ignore_head_node: place no actor on the cluster's head node (NeMo Curator's option;
             default ``False``). Actors are spread over the nodes that have room for them.
         gpu_memory_gb_per_gpu: GPU memory in GB to size ``gpu_memory_gb`` against where the
@@ -158,13 +186,15 @@ class RayActorPoolExecutor(RayExecutorBase):
     """
 
     name = "ray_actor_pool"
-    config_keys = RayExecutorBase.config_keys | {"setup_timeout_s", "ignore_head_node"}
+    config_keys = RayExecutorBase.config_keys | {"setup_timeout_s", "ignore_head_node",
+                                                 "batches_in_flight"}
 
     def _run(self, stages: list[ProcessingStage], initial: list[Task], ctx: RunContext,
-             stats: RunStats, cluster: dict[str, float]) -> list[Task]:
+             stats: RunStats, cluster: dict[str, float]) -> OutputCollector:
         tracker = ctx.tracker(len(stages))
         names = [s.name for s in stages]
         tasks, first = start_tasks(stages, initial, ctx, stats, tracker)
+        outputs = OutputCollector(bool(self.config.get("collect_outputs", True)))
         for group in self.groups(stages[first:], first):
             if not tasks:
                 break
@@ -182,7 +212,8 @@ class RayActorPoolExecutor(RayExecutorBase):
 
             self._run_group(group, tasks, ctx, cluster, stats, len(stages), handle)
             tasks = nxt
-        return tasks
+        outputs.add(tasks)
+        return outputs
 
     def _run_group(self, group: StageGroup, tasks: list[Task], ctx: RunContext,
                    cluster: dict[str, float], stats: RunStats, n_stages: int,
@@ -230,16 +261,34 @@ class RayActorPoolExecutor(RayExecutorBase):
         errors: list[BaseException] = []
         lock = threading.Lock()
 
+        depth = max(1, int(self.config.get("batches_in_flight", 2)))
+        collect = bool(self.config.get("collect_outputs", True))
+        args = (ctx.max_retries, n_stages, collect)
+
         def worker(w: int) -> None:
+            """Keeps ``depth`` batches queued on its actor, so the actor never waits for the
+            driver; calls run in order, so the oldest is the one a dead actor was running."""
             actor = None
+            pending: deque[tuple[list[Task], Any]] = deque()
             try:
                 actor = _Actor(placed(w), group, f"{group.name}-{w}", timeout)
                 while not errors:
-                    try:
-                        batch = work.get_nowait()
-                    except queue.Empty:
+                    while len(pending) < depth:
+                        try:
+                            batch = work.get_nowait()
+                        except queue.Empty:
+                            break
+                        pending.append((batch, actor.submit(batch, *args)))
+                    if not pending:
                         break
-                    reports, out = actor.run(group, batch, ctx.max_retries, n_stages)
+                    batch, ref = pending.popleft()
+                    try:
+                        reports, out = actor.wait(ref)
+                    except _ActorDied as died:  # the calls queued behind it died with it
+                        rest = [b for b, _ in pending]
+                        pending.clear()
+                        reports, out = actor.run(group, batch, *args, died=died)
+                        pending.extend((b, actor.submit(b, *args)) for b in rest)
                     with lock:
                         handle(reports, out)
             except BaseException as exc:  # noqa: BLE001 - re-raised in the driver thread

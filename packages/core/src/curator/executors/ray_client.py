@@ -373,7 +373,9 @@ class RayClient:
         """The cluster's GCS address once started (what ``RayClient(address=...)`` joins)."""
         import ray  # noqa: PLC0415
 
-        if not ray.is_initialized():
+        # Only a client that started or joined (or found) the connection reports Ray's address;
+        # an idle one keeps what it was given, whatever else this process is connected to.
+        if self.how is None or not ray.is_initialized():
             return self._address
         return ray.get_runtime_context().gcs_address
 

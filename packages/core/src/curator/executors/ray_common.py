@@ -11,6 +11,7 @@ from typing import Any, ClassVar
 from curator.checkpoint import PartitionTracker
 from curator.executors.base import (
     BaseExecutor,
+    OutputCollector,
     RunContext,
     RunResult,
     SourceStageError,
@@ -121,7 +122,7 @@ class RayExecutorBase(BaseExecutor):
 
     config_keys: ClassVar[frozenset[str]] = frozenset({
         "num_workers", "fuse_stages", "max_retries", "address", "num_cpus", "num_gpus",
-        "object_store_memory", "ray_timeout_s", "gpu_memory_gb_per_gpu"})
+        "object_store_memory", "ray_timeout_s", "gpu_memory_gb_per_gpu", "collect_outputs"})
 
     def __init__(self, config: dict[str, Any] | None = None, **kwargs: Any) -> None:
         super().__init__({**(config or {}), **kwargs})
@@ -150,6 +151,10 @@ class RayExecutorBase(BaseExecutor):
                 stats.wall_s = time.perf_counter() - start
                 if reporter:
                     reporter.__exit__()
+        if isinstance(outputs, list) and not self.config.get("collect_outputs", True):
+            lean = OutputCollector(collect=False)  # an executor that returns a plain list
+            lean.add(outputs)
+            outputs = lean
         return self.finish(ctx, stats, outputs)
 
     def groups(self, stages: list[ProcessingStage], first: int = 0) -> list[StageGroup]:
@@ -162,5 +167,6 @@ class RayExecutorBase(BaseExecutor):
 
     @abstractmethod
     def _run(self, stages: list[ProcessingStage], initial: list[Task], ctx: RunContext,
-             stats: RunStats, cluster: dict[str, float]) -> list[Task]:
-        """Run the stages on the connected cluster; return the last stage's outputs."""
+             stats: RunStats, cluster: dict[str, float]) -> list[Task] | OutputCollector:
+        """Run the stages on the connected cluster; return the last stage's outputs (an
+        :class:`OutputCollector` honouring the ``collect_outputs`` config, or a list)."""

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import warnings
+from dataclasses import replace
 from typing import Any
 
 import cloudpickle
 
-from curator.executors.base import RunContext
+from curator.executors.base import OutputCollector, RunContext
 from curator.executors.fusion import StageGroup, chain_reports
 from curator.executors.ray_common import (
     RayExecutorBase,
@@ -34,10 +35,12 @@ class _GroupUDF:
     passes no task on emits a task-less row for its reports.
     """
 
-    def __init__(self, group_bytes: bytes, n_stages: int, max_retries: int) -> None:
+    def __init__(self, group_bytes: bytes, n_stages: int, max_retries: int,
+                 collect_outputs: bool = True) -> None:
         self.group: StageGroup = cloudpickle.loads(group_bytes)
         self.n_stages = n_stages
         self.max_retries = max_retries
+        self.collect_outputs = collect_outputs
         self.worker = f"{self.group.name}-ray"
         for stage in self.group.stages:
             stage.setup({"worker": self.worker})
@@ -49,6 +52,10 @@ class _GroupUDF:
         tasks = [cloudpickle.loads(t) for t in batch.column("task").to_pylist() if t]
         new, passed_on = chain_reports(self.group, tasks, self.max_retries, self.worker,
                                        self.n_stages)
+        if not self.collect_outputs:  # the run's outputs go back as counts and paths only
+            new = [replace(r, call=replace(r.call, outputs=[OutputCollector.stub(t)
+                                                             for t in r.call.outputs]))
+                   if r.index + 1 == self.n_stages else r for r in new]
         rows = [cloudpickle.dumps(t) for t in passed_on] or [b""]
         events = [cloudpickle.dumps(reports + new)] + [b""] * (len(rows) - 1)
         return pa.table({"task": pa.array(rows, pa.binary()),
@@ -93,6 +100,9 @@ class RayDataExecutor(RayExecutorBase):
             cluster's GPU type is unknown (see :mod:`curator.executors.gpu_sizing`).
         max_worker_restarts: how often one batch may kill its worker before the run fails
             (default 4).
+        collect_outputs: bring the output tasks back to the driver (default ``True``); with
+            ``False`` workers send only their count and paths (``result.num_outputs``,
+            ``result.output_paths``) and the result list stays empty.
     """
 
     name = "ray_data"
@@ -146,7 +156,7 @@ class RayDataExecutor(RayExecutorBase):
 
     # -- running -------------------------------------------------------------------------------
     def _run(self, stages: list[ProcessingStage], initial: list[Task], ctx: RunContext,
-             stats: RunStats, cluster: dict[str, float]) -> list[Task]:
+             stats: RunStats, cluster: dict[str, float]) -> OutputCollector:
         import pyarrow as pa  # noqa: PLC0415
         import ray.data  # noqa: PLC0415
 
@@ -158,9 +168,11 @@ class RayDataExecutor(RayExecutorBase):
         dctx.op_resource_reservation_enabled = False
         tracker = ctx.tracker(len(stages))
         tasks, first = start_tasks(stages, initial, ctx, stats, tracker)
-        outputs: list[Task] = []
+        collect = bool(self.config.get("collect_outputs", True))
+        outputs = OutputCollector(collect)
         if not tasks or first == len(stages):
-            return tasks if first == len(stages) else outputs
+            outputs.add(tasks if first == len(stages) else [])
+            return outputs
         # one block per task: every task is a unit of parallel work from the start
         ds = ray.data.from_arrow([
             pa.table({"task": pa.array([cloudpickle.dumps(t)], pa.binary()),
@@ -171,7 +183,7 @@ class RayDataExecutor(RayExecutorBase):
             for i, stage in zip(group.indices, group.stages, strict=True):
                 stats.stages[i].workers = n
                 stage.setup_on_node({"node": "ray"}, {})
-            udf_args = (cloudpickle.dumps(group), len(stages), ctx.max_retries)
+            udf_args = (cloudpickle.dumps(group), len(stages), ctx.max_retries, collect)
             # SPREAD: tasks and actors over every node with the resources, not packed on one
             kwargs = {**args, "batch_size": group.batch_size, "batch_format": "pyarrow",
                       "zero_copy_batch": True, "scheduling_strategy": "SPREAD"}
@@ -189,5 +201,5 @@ class RayDataExecutor(RayExecutorBase):
                                      prefetch_batches=0):
             for raw in batch.column("event").to_pylist():
                 for rep in cloudpickle.loads(raw) if raw else ():
-                    outputs += apply_report(rep, names, ctx, stats, tracker)
+                    outputs.add(apply_report(rep, names, ctx, stats, tracker))
         return outputs

@@ -164,7 +164,9 @@ def render_html(report: dict[str, Any]) -> str:
     hists = report.get("histograms") or []
     if hists:
         sections.append(("Score histograms", "".join(
-            svg_histogram(h["counts"], h["edges"], h.get("name", ""), h.get("thresholds"))
+            svg_histogram(h["counts"], h["edges"],
+                          f"{h['stage']}: {h['name']} ({h['count']:,} scores)" if "stage" in h
+                          else h.get("name", ""), h.get("thresholds"))
             for h in hists)))
     if report["failed_tasks"]:
         sections.append(("Failed tasks", _table(

@@ -55,6 +55,19 @@ def _timeline(per_second: dict[int, int], points: int = MAX_TIMELINE_POINTS) -> 
     return [[b * width, round(sums.get(b, 0) / width, 3)] for b in range(-(-span // width))]
 
 
+def _histograms(stats: Any, bins: int = 30) -> list[dict[str, Any]]:
+    """The score histograms the stages published (e.g. every ScoreFilter's scores)."""
+    out = []
+    for s in stats.stages:
+        for name, sketch in s.histograms.items():
+            counts, edges = sketch.histogram(bins)
+            out.append({"stage": s.name, "name": name, "count": sketch.count,
+                        "non_finite": sketch.nan, "min": sketch.min if sketch.count else None,
+                        "max": sketch.max if sketch.count else None, "counts": counts,
+                        "edges": edges, "thresholds": list(sketch.thresholds)})
+    return out
+
+
 def spec_of_stages(name: str, description: str, stages: list[ProcessingStage]) -> dict[str, Any]:
     """A spec-like description of built stages (class, name and constructor parameters), for
     runs that did not start from a spec file."""
@@ -114,6 +127,7 @@ def build_report(result: RunResult, spec: dict[str, Any] | None = None) -> dict[
         "rejected_total": sink.total - len(failed),
         "failed_total": len(failed),
         "stages": stages,
+        "histograms": _histograms(stats),
         "failed_tasks": [{"stage": f.stage, "task_id": f.task_id, "partition": f.partition,
                           "error": str(f).split(": ", 1)[-1], "entry": f.entry}
                          for f in failed],

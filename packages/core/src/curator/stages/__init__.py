@@ -2,7 +2,8 @@
 
 from curator.stages.base import CompositeStage, ProcessingStage, StageIO, get_stage_class
 from curator.stages.file_partitioning import FilePartitioningStage
+from curator.stages.filter import FilterStage
 from curator.stages.function import FunctionStage, processing_stage
 
 __all__ = ["ProcessingStage", "CompositeStage", "StageIO", "FunctionStage", "processing_stage",
-           "FilePartitioningStage", "get_stage_class"]
+           "FilePartitioningStage", "FilterStage", "get_stage_class"]

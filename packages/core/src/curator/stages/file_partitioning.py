@@ -5,11 +5,12 @@ to change the file extensions or the task-id format."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import ClassVar
 
 from curator.errors import ConfigError
-from curator.io import expand_paths, get_fs
+from curator.io import list_files
 from curator.stages.base import ProcessingStage
 from curator.tasks import EmptyTask, FileGroupTask, stable_id
 
@@ -56,12 +57,17 @@ class FilePartitioningStage(ProcessingStage[EmptyTask, FileGroupTask]):
         return ["data"], []
 
     def process(self, task: EmptyTask) -> list[FileGroupTask]:
-        files = expand_paths(self.file_paths, self.file_extensions)
-        groups = self._group(files)
-        if self.limit is not None:
-            groups = groups[: self.limit]
-        return [FileGroupTask(task_id=self.task_id_for(g), dataset_name=self.dataset_name_for(g),
-                              data=g, metadata={"source_files": list(g)}) for g in groups]
+        return list(self.iter_partitions())
+
+    def iter_partitions(self) -> Iterator[FileGroupTask]:
+        """Yield the partitions one by one as they are formed (sizes come from the batched
+        listing of :func:`curator.io.list_files`, not one filesystem call per file)."""
+        groups = self._group(list_files(self.file_paths, self.file_extensions))
+        for i, g in enumerate(groups):
+            if self.limit is not None and i >= self.limit:
+                return
+            yield FileGroupTask(task_id=self.task_id_for(g), dataset_name=self.dataset_name_for(g),
+                                data=g, metadata={"source_files": list(g)})
 
     def task_id_for(self, group: list[str]) -> str:
         """The deterministic id of a partition (default: a hash of its paths)."""
@@ -70,28 +76,20 @@ class FilePartitioningStage(ProcessingStage[EmptyTask, FileGroupTask]):
     def dataset_name_for(self, group: list[str]) -> str:
         return self.dataset_name or "dataset"
 
-    def _group(self, files: list[str]) -> list[list[str]]:
-        if self.blocksize is None:
-            n = int(self.files_per_partition or 1)
-            return [files[i:i + n] for i in range(0, len(files), n)]
-        limit = _parse_size(self.blocksize)
-        groups: list[list[str]] = []
+    def _group(self, files: Iterable[tuple[str, int]]) -> Iterator[list[str]]:
+        """Group ``(path, size)`` pairs into partitions, yielding each as soon as it is full."""
+        per_group = int(self.files_per_partition or 1) if self.blocksize is None else None
+        limit = _parse_size(self.blocksize) if self.blocksize is not None else 0
         cur: list[str] = []
         size = 0
-        for f in files:
-            try:
-                fs, p = get_fs(f)
-                s = int(fs.size(p) or 0)
-            except Exception:  # noqa: BLE001 - an unreadable file is reported by the reader
-                s = 0
-            if cur and size + s > limit:
-                groups.append(cur)
+        for f, s in files:
+            if cur and (len(cur) >= per_group if per_group else size + s > limit):
+                yield cur
                 cur, size = [], 0
             cur.append(f)
             size += s
         if cur:
-            groups.append(cur)
-        return groups
+            yield cur
 
 
 _UNITS = {"": 1, "B": 1, "KB": 1000, "MB": 1000**2, "GB": 1000**3, "KIB": 1024,

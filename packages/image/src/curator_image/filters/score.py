@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
+from curator.stages.filter import FilterStage
 
 from curator_image.stages.base import ImageModelStage
 from curator_image.tasks import ImageBatch, ImageObject
@@ -14,25 +15,23 @@ __all__ = ["ImageScoreFilterStage", "ImageAestheticFilterStage", "ImageNSFWFilte
 
 
 @dataclass
-class ImageScoreFilterStage(ImageModelStage):
+class ImageScoreFilterStage(FilterStage[ImageBatch], ImageModelStage):
     """Base: scores embeddings with an MLP from ``model_dir``, writes ``score_field`` and keeps
-    or drops each image against ``score_threshold``. With ``split=True`` the images it removes go
-    to the rejected sink (kind ``"filtered"``) with the reason and score instead of vanishing."""
+    or drops each image against ``score_threshold`` (core's filter contract,
+    :class:`curator.stages.filter.FilterStage`). With ``split=True`` the images it removes go to
+    the rejected sink (kind ``"filtered"``) with the filter's name and score. An image without an
+    embedding goes to the sink as ``no_embedding``."""
 
     score_threshold: float = 0.5
-    split: bool = True
+    split: bool = False
     score_field: ClassVar[str] = "score"
     scorer_class: ClassVar[str] = "MLPScorer"
-    kind = "filter"
 
     def inputs(self):
         return ["data"], ["embedding"]
 
     def outputs(self):
         return ["data"], [self.score_field]
-
-    def keep(self, score: float) -> bool:
-        raise NotImplementedError
 
     def load_model(self) -> Any:
         from curator_image.models import aesthetic
@@ -41,28 +40,32 @@ class ImageScoreFilterStage(ImageModelStage):
         scorer.load()
         return scorer
 
-    def process(self, task: ImageBatch) -> ImageBatch:
-        ready: list[ImageObject] = []
-        for img in task.data:
+    def items(self, task: ImageBatch) -> list[ImageObject]:
+        return task.data
+
+    def with_kept(self, task: ImageBatch, mask: list[bool]) -> ImageBatch:
+        return task.derive([img for img, k in zip(task.data, mask, strict=True) if k])
+
+    def item_record(self, item: ImageObject) -> dict[str, Any]:
+        return {"image_id": item.image_id, "path": item.image_path,
+                "threshold": self.score_threshold}
+
+    def score_items(self, task: ImageBatch, items: list[ImageObject]) -> list[float | None]:
+        scores: list[float | None] = [None] * len(items)
+        ready = []
+        for i, img in enumerate(items):
             if img.embedding is None:
                 self.reject(task, "no_embedding", record={"image_id": img.image_id},
                             error=f"{self.name} needs ImageEmbeddingStage upstream")
             else:
-                ready.append(img)
-        kept: list[ImageObject] = []
+                ready.append(i)
         for part in self.batches(len(ready)):
-            chunk = ready[part]
-            scores = self.model().score(np.stack([img.embedding for img in chunk]))
-            for img, score in zip(chunk, scores, strict=True):
-                setattr(img, self.score_field, float(score))
-                if self.keep(float(score)):
-                    kept.append(img)
-                elif self.split:
-                    self.reject(task, f"{self.score_field}_filtered", kind="filtered",
-                                record={"image_id": img.image_id, "path": img.image_path,
-                                        self.score_field: float(score),
-                                        "threshold": self.score_threshold})
-        return task.derive(kept)  # type: ignore[return-value]
+            idx = ready[part]
+            values = self.model().score(np.stack([items[i].embedding for i in idx]))
+            for i, score in zip(idx, values, strict=True):
+                scores[i] = float(score)
+                setattr(items[i], self.score_field, float(score))
+        return scores
 
 
 @dataclass

@@ -22,6 +22,7 @@ __all__ = ["DistributedDataClassifier", "HFClassifier", "ClassifierModelStage",
            "HFModelStage", "LabelIn", "resolve_model_dir"]
 
 DEBERTA_TOKENIZER_PADDING_SIDE = "right"
+DEBERTA_MAX_SEQ_LENGTH = 512
 
 
 def resolve_model_dir(stage: str, model_dir: str | None, hub_id: str | None = None) -> str:
@@ -52,10 +53,9 @@ class LabelIn:
         return value in self.labels
 
 
-class ClassifierModelStage(ModelStage):
-    """Runs an NVIDIA DeBERTa-head checkpoint (``config.json`` with ``base_model`` and labels,
-    ``model.safetensors`` with ``model.*`` + ``fc.*``): the predicted label goes to
-    ``label_field``, the class probabilities (``list<float32>``) to ``score_field`` if given."""
+class _LabelModelStage(ModelStage):
+    """A model stage that writes a predicted label to ``label_field`` and, if ``score_field`` is
+    given, the class probabilities there; named after the model directory."""
 
     def __init__(self, model_identifier: str, *, label_field: str = "preds",
                  score_field: str | None = None, **kwargs: Any) -> None:
@@ -66,6 +66,12 @@ class ClassifierModelStage(ModelStage):
 
     def outputs(self) -> StageIO:
         return ["data"], [self.label_field] + ([self.score_field] if self.score_field else [])
+
+
+class ClassifierModelStage(_LabelModelStage):
+    """Runs an NVIDIA DeBERTa-head checkpoint (``config.json`` with ``base_model`` and labels,
+    ``model.safetensors`` with ``model.*`` + ``fc.*``): the predicted label goes to
+    ``label_field``, the class probabilities (``list<float32>``) to ``score_field`` if given."""
 
     def output_types(self) -> dict[str, pa.DataType]:
         return {self.label_field: pa.string(),
@@ -96,21 +102,11 @@ def _labels(config: dict[str, Any], where: str) -> list[str]:
     raise ValueError(f"{where}: config.json has neither label2id nor id2label")
 
 
-class HFModelStage(ModelStage):
+class HFModelStage(_LabelModelStage):
     """Runs an ``AutoModelForSequenceClassification`` directory. With several labels: the
     argmax label (``config.id2label``) to ``label_field`` and the softmax probabilities to
     ``score_field`` if given; with one output (a regression head): the float score to
     ``label_field``."""
-
-    def __init__(self, model_identifier: str, *, label_field: str = "preds",
-                 score_field: str | None = None, **kwargs: Any) -> None:
-        super().__init__(model_identifier, **kwargs)
-        self.label_field, self.score_field = label_field, score_field
-        self.name = f"{os.path.basename(self.model_identifier.rstrip('/'))}_model"
-        self.labels: list[str] = []
-
-    def outputs(self) -> StageIO:
-        return ["data"], [self.label_field] + ([self.score_field] if self.score_field else [])
 
     def load_model(self, device: str) -> Any:
         from transformers import AutoModelForSequenceClassification  # noqa: PLC0415
@@ -141,6 +137,16 @@ class _ClassifierBase(CompositeStage[DocumentBatch, DocumentBatch]):
 
     modality = "text"
     kind = "classifier"
+    _hub_id: str | None = None
+
+    def _init_hub(self, model_dir: str | None, cache_dir: str | None, **common: Any) -> None:
+        """:meth:`_init_common` for a published DeBERTa checkpoint (``_hub_id``): ``model_dir``
+        (else the cached snapshot), at most 512 tokens, right padding; ``cache_dir`` is kept
+        for NeMo Curator compatibility (unused)."""
+        path = resolve_model_dir(type(self).__name__, model_dir, self._hub_id)
+        self.cache_dir = cache_dir
+        self._init_common(path, max_seq_length=DEBERTA_MAX_SEQ_LENGTH,
+                          padding_side=DEBERTA_TOKENIZER_PADDING_SIDE, **common)
 
     def _init_common(self, model_dir: str, *, text_field: str, filter_by: list[str] | None,  # noqa: PLR0913
                      split: bool, max_chars: int | None, max_seq_length: int | None,
@@ -213,8 +219,6 @@ class DistributedDataClassifier(_ClassifierBase):
         resources: the model stage's resources (``Resources(gpus=1)`` for a GPU).
         cache_dir: accepted for NeMo Curator compatibility; unused.
     """
-
-    _hub_id: str | None = None
 
     def __init__(self, model_identifier: str | None = None, *, model_dir: str | None = None,  # noqa: PLR0913
                  cache_dir: str | None = None, label_field: str = "preds",

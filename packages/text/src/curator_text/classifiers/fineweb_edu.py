@@ -6,15 +6,11 @@ from __future__ import annotations
 from typing import Any
 
 import pyarrow as pa
+from curator.errors import ConfigError
 from curator.resources import Resources
 from curator.stages.base import StageIO
 
-from curator_text.classifiers.base import (
-    DEBERTA_TOKENIZER_PADDING_SIDE,
-    HFModelStage,
-    _ClassifierBase,
-    resolve_model_dir,
-)
+from curator_text.classifiers.base import HFModelStage, _ClassifierBase
 from curator_text.models import ModelStage
 
 __all__ = ["FineWebEduClassifier", "FineWebMixtralEduClassifier", "FineWebNemotronEduClassifier",
@@ -22,7 +18,6 @@ __all__ = ["FineWebEduClassifier", "FineWebMixtralEduClassifier", "FineWebNemotr
 
 FINEWEB_HIGH_QUALITY_THRESHOLD = 2.5
 """Raw score at or above which the label is ``"high_quality"`` (NeMo Curator's cut)."""
-MAX_SEQ_LENGTH = 512
 
 
 class FineWebModelStage(HFModelStage):
@@ -71,22 +66,18 @@ class _FineWebBaseClassifier(_ClassifierBase):
                  max_chars: int | None = None, sort_by_length: bool = True,
                  model_inference_batch_size: int = 256, max_tokens_per_batch: int | None = None,
                  autocast: bool = True, resources: Resources | None = None) -> None:
-        path = resolve_model_dir(type(self).__name__, model_dir, self._hub_id)
-        self.cache_dir = cache_dir
         self.label_field = label_field or f"{self._prefix}-score-label"
         self.float_score_column = float_score_column or f"{self._prefix}-score-float"
         self.int_score_column = int_score_column or f"{self._prefix}-score-int"
+        self._init_hub(model_dir, cache_dir, text_field=text_field, filter_by=filter_by,
+                       split=split, max_chars=max_chars, sort_by_length=sort_by_length,
+                       model_inference_batch_size=model_inference_batch_size,
+                       max_tokens_per_batch=max_tokens_per_batch, autocast=autocast,
+                       resources=resources)
         bad = [x for x in filter_by or [] if x not in ("high_quality", "low_quality")]
         if bad:
-            raise ValueError(f"{type(self).__name__}: filter_by labels must be 'high_quality' "
-                             f"or 'low_quality', got {bad}")
-        self._init_common(path, text_field=text_field, filter_by=filter_by, split=split,
-                          max_chars=max_chars, max_seq_length=MAX_SEQ_LENGTH,
-                          padding_side=DEBERTA_TOKENIZER_PADDING_SIDE,
-                          sort_by_length=sort_by_length,
-                          model_inference_batch_size=model_inference_batch_size,
-                          max_tokens_per_batch=max_tokens_per_batch, autocast=autocast,
-                          resources=resources)
+            raise ConfigError(f"{type(self).__name__}: filter_by labels must be 'high_quality' "
+                              f"or 'low_quality', got {bad}")
 
     def model_stage(self) -> ModelStage:
         return FineWebModelStage(self.model_identifier, label_field=self.label_field,

@@ -9,11 +9,7 @@ import numpy as np
 from curator.resources import Resources
 from curator.stages.base import StageIO
 
-from curator_text.classifiers.base import (
-    DEBERTA_TOKENIZER_PADDING_SIDE,
-    _ClassifierBase,
-    resolve_model_dir,
-)
+from curator_text.classifiers.base import _ClassifierBase
 from curator_text.models import ModelStage
 
 __all__ = ["PromptTaskComplexityClassifier", "PromptTaskComplexityModelStage", "OUTPUT_FIELDS"]
@@ -24,7 +20,6 @@ OUTPUT_FIELDS = ["prompt_complexity_score", "task_type_1", "task_type_2", "task_
 _SCORED = OUTPUT_FIELDS[4:]  # heads 1..7, in the checkpoint's head order
 _WEIGHTS = {"creativity_scope": 0.35, "reasoning": 0.25, "constraint_ct": 0.15,
             "domain_knowledge": 0.15, "contextual_knowledge": 0.05, "number_of_few_shots": 0.05}
-MAX_SEQ_LENGTH = 512
 
 
 def _softmax(x: np.ndarray) -> np.ndarray:
@@ -89,15 +84,11 @@ class PromptTaskComplexityClassifier(_ClassifierBase):
         if filter_by:
             raise NotImplementedError("PromptTaskComplexityClassifier: filter_by is not "
                                       "supported; filter on its output columns with Filter")
-        path = resolve_model_dir(type(self).__name__, model_dir, self._hub_id)
-        self.cache_dir = cache_dir
-        self._init_common(path, text_field=text_field, filter_by=None, split=False,
-                          max_chars=max_chars, max_seq_length=MAX_SEQ_LENGTH,
-                          padding_side=DEBERTA_TOKENIZER_PADDING_SIDE,
-                          sort_by_length=sort_by_length,
-                          model_inference_batch_size=model_inference_batch_size,
-                          max_tokens_per_batch=max_tokens_per_batch, autocast=autocast,
-                          resources=resources)
+        self._init_hub(model_dir, cache_dir, text_field=text_field, filter_by=None, split=False,
+                       max_chars=max_chars, sort_by_length=sort_by_length,
+                       model_inference_batch_size=model_inference_batch_size,
+                       max_tokens_per_batch=max_tokens_per_batch, autocast=autocast,
+                       resources=resources)
 
     def model_stage(self) -> ModelStage:
         return PromptTaskComplexityModelStage(self.model_identifier, **self._model_kwargs)

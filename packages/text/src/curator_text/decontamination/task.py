@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+from curator.errors import ConfigError
 from curator.stages.base import ProcessingStage, StageIO
 
 from curator_text.tasks import DocumentBatch
@@ -183,15 +184,15 @@ class TaskDecontamination(ProcessingStage[DocumentBatch, DocumentBatch]):
         if isinstance(tasks, list | tuple):
             tasks = {os.path.basename(p).split(".")[0]: p for p in tasks}
         if not tasks:
-            raise ValueError("TaskDecontamination: tasks (benchmark files) is empty")
+            raise ConfigError("TaskDecontamination: tasks (benchmark files) is empty")
         self.tasks = {k: [v] if isinstance(v, str) else list(v) for k, v in tasks.items()}
         for name, paths in self.tasks.items():
             for p in paths:
                 if not os.path.isfile(p):
-                    raise ValueError(f"TaskDecontamination: benchmark {name!r} file {p!r} does "
-                                     f"not exist")
+                    raise ConfigError(f"TaskDecontamination: benchmark {name!r} file {p!r} does "
+                                      f"not exist")
         if not 1 <= min_ngram_size <= max_ngram_size:
-            raise ValueError("TaskDecontamination: need 1 <= min_ngram_size <= max_ngram_size")
+            raise ConfigError("TaskDecontamination: need 1 <= min_ngram_size <= max_ngram_size")
         self.fields, self.text_field = fields, text_field
         self.max_ngram_size, self.min_ngram_size = max_ngram_size, min_ngram_size
         self.min_document_length = min_document_length

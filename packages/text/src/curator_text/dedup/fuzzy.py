@@ -28,6 +28,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from curator.dedup.io import write_parquet
 from curator.dedup.workflow import DeduplicationWorkflow, done
+from curator.errors import ConfigError
 from curator.io import expand_paths, join_path
 
 from curator_text.dedup.components import connected_components
@@ -81,14 +82,14 @@ class FuzzyDeduplicationWorkflow(DeduplicationWorkflow):
         for pname, value in (("char_ngrams", char_ngrams), ("num_bands", num_bands),
                              ("minhashes_per_band", minhashes_per_band)):
             if not isinstance(value, int) or value < 1:
-                raise ValueError(f"FuzzyDeduplicationWorkflow: {pname} must be an int >= 1, got "
-                                 f"{value!r}")
+                raise ConfigError(f"FuzzyDeduplicationWorkflow: {pname} must be an int >= 1, got "
+                                  f"{value!r}")
         if not 0.0 <= jaccard_threshold <= 1.0:
-            raise ValueError(f"FuzzyDeduplicationWorkflow: jaccard_threshold must be in [0, 1], "
-                             f"got {jaccard_threshold!r}")
+            raise ConfigError(f"FuzzyDeduplicationWorkflow: jaccard_threshold must be in [0, 1], "
+                              f"got {jaccard_threshold!r}")
         if minhash_method not in ("oph", "permutations"):
-            raise ValueError(f"FuzzyDeduplicationWorkflow: minhash_method must be 'oph' or "
-                             f"'permutations', got {minhash_method!r}")
+            raise ConfigError(f"FuzzyDeduplicationWorkflow: minhash_method must be 'oph' or "
+                              f"'permutations', got {minhash_method!r}")
         self.text_field, self.char_ngrams = text_field, char_ngrams
         self.num_bands, self.minhashes_per_band, self.seed = num_bands, minhashes_per_band, seed
         self.use_jaccard, self.jaccard_threshold = use_jaccard, jaccard_threshold

@@ -65,18 +65,22 @@ def shingle_hashes(texts: Sequence[str], char_ngrams: int) -> tuple[np.ndarray, 
         return np.empty(0, np.uint64), counts
     codes = np.frombuffer("".join(texts).encode("utf-32-le"), dtype=np.uint32).astype(np.uint64)
     t = len(codes)
+    w = t - n + 1  # windows over the concatenation; those crossing a document edge are dropped
     starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
-    first = np.concatenate(([0], np.cumsum(counts)[:-1]))
-    pos = np.arange(total, dtype=np.int64) + np.repeat(starts - first, counts)
+    has = counts > 0
+    edge = np.zeros(w + 1, dtype=np.int32)
+    np.add.at(edge, starts[has], 1)
+    np.add.at(edge, starts[has] + counts[has], -1)
+    inside = np.cumsum(edge[:-1], dtype=np.int32).astype(bool)
     with np.errstate(over="ignore"):
         codes += np.uint64(1)
         codes *= _powers(_BASE_INV, t)
         prefix = np.empty(t + 1, dtype=np.uint64)
         prefix[0] = 0
         np.cumsum(codes, out=prefix[1:])
-        h = prefix[pos + n] - prefix[pos]
-        h *= _powers(_BASE, t + n)[pos + n - 1]
-        return h, counts
+        h = prefix[n:] - prefix[:w]  # slices, not gathers: every window, then the inside ones
+        h *= _powers(_BASE, t)[n - 1:]
+        return h[inside], counts
 
 
 def hash_params(num_perm: int, seed: int) -> tuple[np.ndarray, np.ndarray]:

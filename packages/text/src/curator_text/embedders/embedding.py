@@ -6,6 +6,7 @@ import os
 from typing import Any
 
 import pyarrow as pa
+from curator.errors import ConfigError
 from curator.resources import Resources
 from curator.stages.base import ProcessingStage, StageIO
 
@@ -42,17 +43,17 @@ class EmbeddingCreatorStage(ProcessingStage[DocumentBatch, DocumentBatch]):
                  resources: Resources | None = None) -> None:
         path = model_identifier or model_dir
         if not path:
-            raise ValueError("EmbeddingCreatorStage: model_identifier (a local model directory) "
-                             "is required")
+            raise ConfigError("EmbeddingCreatorStage: model_identifier (a local model directory) "
+                              "is required")
         if not os.path.isdir(path):
-            raise ValueError(f"EmbeddingCreatorStage: model_identifier={path!r} is not a local "
-                             f"directory; save the model there with save_pretrained()")
+            raise ConfigError(f"EmbeddingCreatorStage: model_identifier={path!r} is not a local "
+                              f"directory; save the model there with save_pretrained()")
         if embedding_pooling not in ("mean_pooling", "cls_token"):
-            raise ValueError(f"EmbeddingCreatorStage: embedding_pooling must be 'mean_pooling' "
-                             f"or 'cls_token', got {embedding_pooling!r}")
+            raise ConfigError(f"EmbeddingCreatorStage: embedding_pooling must be 'mean_pooling' "
+                              f"or 'cls_token', got {embedding_pooling!r}")
         if model_inference_batch_size < 1 or max_seq_length < 1:
-            raise ValueError("EmbeddingCreatorStage: model_inference_batch_size and "
-                             "max_seq_length must be >= 1")
+            raise ConfigError("EmbeddingCreatorStage: model_inference_batch_size and "
+                              "max_seq_length must be >= 1")
         self.model_identifier = path
         self.text_field, self.embedding_field = text_field, embedding_field
         self.max_seq_length = max_seq_length

@@ -130,7 +130,8 @@ def fast_word_counts(texts: pa.Array) -> np.ndarray:
         return out
     is_ascii, buf, offsets = _ascii_bytes(texts)
     if is_ascii.any():
-        word = ~_lut(ASCII_WS)[buf]
+        # ASCII_WS by comparisons (several times faster than a table look-up)
+        word = ~((buf == 32) | ((buf - np.uint8(9)) <= 4) | ((buf - np.uint8(28)) <= 3))
         start = word.copy()
         start[1:] &= ~word[:-1]
         inner = offsets[:-1][offsets[:-1] < len(buf)]

@@ -11,7 +11,8 @@ from typing import Any, ClassVar
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from curator import ProcessingStage
+from curator.errors import ConfigError
+from curator.stages.filter import FilterStage, reject_filtered
 
 from curator_text.tasks import DocumentBatch
 
@@ -32,32 +33,11 @@ class DocumentFilter:
     def name(self) -> str:
         return getattr(self, "_name", type(self).__name__)
 
-    @property
-    def sentences(self) -> list | None:
-        """Pre-split sentences a caller may set (NeMo Curator's attribute; unused here)."""
-        return getattr(self, "_sentences", None)
-
-    @sentences.setter
-    def sentences(self, value: list | None) -> None:
-        self._sentences = value
-
-    @property
-    def paragraphs(self) -> list | None:
-        """Pre-split paragraphs a caller may set (NeMo Curator's attribute; unused here)."""
-        return getattr(self, "_paragraphs", None)
-
-    @paragraphs.setter
-    def paragraphs(self, value: list | None) -> None:
-        self._paragraphs = value
-
-    @property
-    def ngrams(self) -> dict | None:
-        """Pre-computed n-grams a caller may set (NeMo Curator's attribute; unused here)."""
-        return getattr(self, "_ngrams", None)
-
-    @ngrams.setter
-    def ngrams(self, value: dict | None) -> None:
-        self._ngrams = value
+    # Pre-split sentences / paragraphs and pre-computed n-grams a caller may set (NeMo
+    # Curator's attributes; unused here).
+    sentences: list | None = None
+    paragraphs: list | None = None
+    ngrams: dict | None = None
 
     def setup(self) -> None:
         """Load models or resources (called once per worker by the stage)."""
@@ -130,13 +110,21 @@ class _Step:
     invert: bool
 
 
+def _thresholds(flt: DocumentFilter) -> list[float]:
+    """The filter's numeric bounds (``min_*``, ``max_*``, ``*threshold*``, ``*cutoff*``), marked on
+    its score histogram."""
+    return [float(v) for k, v in vars(flt).items()
+            if isinstance(v, int | float) and not isinstance(v, bool)
+            and any(w in k.lower() for w in ("min", "max", "threshold", "cutoff"))]
+
+
 def _as_list(value: Any, n: int, what: str, stage: str, kind: type) -> list:
     """NeMo Curator's rules: one value is used for every filter; a list needs one per filter."""
     if isinstance(value, list):
         if len(value) == 1:
             value = value * n
         if len(value) != n:
-            raise ValueError(f"{stage}: {what} has {len(value)} entries for {n} filters; give "
+            raise ConfigError(f"{stage}: {what} has {len(value)} entries for {n} filters; give "
                              f"one per filter or a single {kind.__name__}")
         return value
     if isinstance(value, kind) or value is None:
@@ -145,12 +133,13 @@ def _as_list(value: Any, n: int, what: str, stage: str, kind: type) -> list:
                     f"{type(value).__name__}")
 
 
-class _FilterStage(ProcessingStage[DocumentBatch, DocumentBatch]):
-    """Applies a chain of ``_Step``s in order: score (optionally stored), then keep; set by
-    the dataclasses below through ``_init_steps``."""
+class _FilterStage(FilterStage[DocumentBatch]):
+    """Core's filter contract (:class:`curator.stages.filter.FilterStage`) on whole Arrow columns:
+    applies a chain of ``_Step``s in order, score (optionally stored) then keep, and sends removed
+    documents to the sink through the shared ``reject_filtered`` with ``split=True``. Set by the
+    dataclasses below through ``_init_steps``."""
 
     modality = "text"
-    kind = "filter"
     _score: ClassVar[bool] = True
     _filter: ClassVar[bool] = True
     split: bool = False
@@ -161,7 +150,7 @@ class _FilterStage(ProcessingStage[DocumentBatch, DocumentBatch]):
         many = isinstance(filters, list)
         items = filters if many else [filters]
         if not items:
-            raise ValueError(f"{stage}: {what} is an empty list")
+            raise ConfigError(f"{stage}: {what} is an empty list")
         objs = []
         for f in items:
             if not isinstance(f, DocumentFilter):
@@ -173,10 +162,10 @@ class _FilterStage(ProcessingStage[DocumentBatch, DocumentBatch]):
             objs.append(f)
         n = len(objs)
         if many and n > 1 and isinstance(score_fields, str):
-            raise ValueError(f"{stage}: score_field must be a list with one name per filter "
+            raise ConfigError(f"{stage}: score_field must be a list with one name per filter "
                              f"when {what} is a list")
         if not many and isinstance(score_fields, list) and len(score_fields) > 1:
-            raise ValueError(f"{stage}: {len(score_fields)} score fields for one filter")
+            raise ConfigError(f"{stage}: {len(score_fields)} score fields for one filter")
         fields = _as_list(fields, n, "the input field", stage, str)
         score_fields = _as_list(score_fields, n, "score_field", stage, str)
         inverts = _as_list(invert, n, "invert", stage, bool)
@@ -225,6 +214,7 @@ class _FilterStage(ProcessingStage[DocumentBatch, DocumentBatch]):
                 table = _set(table, col, _as_array(values))
             if step.score_field:
                 table = _set(table, step.score_field, scores)
+            self._sketch(flt, scores)
         else:
             if step.field not in table.column_names:
                 raise KeyError(f"{self.name}: field {step.field!r} not in columns "
@@ -242,13 +232,27 @@ class _FilterStage(ProcessingStage[DocumentBatch, DocumentBatch]):
             return table
         return table.filter(keep)
 
+    def _sketch(self, flt: DocumentFilter, scores: pa.Array) -> None:
+        """Add numeric scores to the filter's histogram for the run report."""
+        if not (pa.types.is_integer(scores.type) or pa.types.is_floating(scores.type)):
+            return
+        from curator.executors.stats import ScoreSketch  # noqa: PLC0415
+
+        sketches = self.__dict__.setdefault("_sketches", {})
+        if flt.name not in sketches:
+            sketches[flt.name] = ScoreSketch(thresholds=_thresholds(flt))
+        sketches[flt.name].add(scores.to_numpy(zero_copy_only=False))
+
+    def drain_histograms(self) -> dict[str, Any]:
+        """The score histograms since the last call, by filter name (see ``docs/run-report.md``)."""
+        return self.__dict__.pop("_sketches", None) or {}
+
     def _reject_dropped(self, task: DocumentBatch, table: pa.Table, flt: DocumentFilter,
                         scores: pa.Array, keep: pa.Array) -> None:
         dropped = pc.invert(keep)
         rows = table.filter(dropped).to_pylist()
         for row, score in zip(rows, scores.filter(dropped).to_pylist(), strict=True):
-            self.reject(task, f"filtered by {flt.name}", kind="filtered",
-                        record={**row, "filter": flt.name, "score": score})
+            reject_filtered(self, task, row, flt.name, score)
 
 
 @dataclass
@@ -295,7 +299,7 @@ class Score(_FilterStage):
     def __post_init__(self) -> None:
         fn = self.score_fn if self.score_fn is not None else self.filter_obj
         if not self.score_field:
-            raise ValueError(f"{type(self).__name__}: score_field is required")
+            raise ConfigError(f"{type(self).__name__}: score_field is required")
         self._init_steps(fn, self.text_field, self.score_field, False,
                          lambda f: FunctionFilter(score_fn=f), "score_fn")
 
@@ -325,7 +329,7 @@ class Filter(_FilterStage):
         field = self.filter_field or self.score_field or "score"
         if isinstance(fn, list) and len(fn) > 1 and not (
                 isinstance(field, list) and len(field) > 1):
-            raise ValueError(f"{type(self).__name__}: filter_field must be a list with one "
+            raise ConfigError(f"{type(self).__name__}: filter_field must be a list with one "
                              "column per filter when filter_fn is a list")
         self._init_steps(fn, field, None, self.invert, lambda f: FunctionFilter(keep_fn=f),
                          "filter_fn")

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import pyarrow.compute as pc
 from curator import ProcessingStage
+from curator.errors import ConfigError
 
 from curator_text.tasks import DocumentBatch
 
@@ -31,7 +32,7 @@ class ScoreBucketer(ProcessingStage[DocumentBatch, DocumentBatch]):
 
     def __post_init__(self) -> None:
         if self.low > self.high:
-            raise ValueError(f"{self.name}: low ({self.low}) must be <= high ({self.high})")
+            raise ConfigError(f"{self.name}: low ({self.low}) must be <= high ({self.high})")
 
     def inputs(self):
         return ["data"], [self.score_field]

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+from curator.errors import ConfigError
 
 from curator_text.filters import _vec as v
 from curator_text.filters.base import DocumentFilter
@@ -95,8 +96,8 @@ class GeneralCommentToCodeFilter(_Range):
                  max_comment_to_code_ratio: float = 0.85) -> None:
         super().__init__()
         if language not in _COMMENTS and language not in _PYTHON_MIMES:
-            raise ValueError(f"GeneralCommentToCodeFilter: unknown language {language!r}; "
-                             f"use one of {sorted([*_COMMENTS, *_PYTHON_MIMES])}")
+            raise ConfigError(f"GeneralCommentToCodeFilter: unknown language {language!r}; "
+                              f"use one of {sorted([*_COMMENTS, *_PYTHON_MIMES])}")
         self._language = language
         self._pattern = re.compile(_COMMENTS.get(language, ""))
         self._min, self._max = min_comment_to_code_ratio, max_comment_to_code_ratio
@@ -251,8 +252,8 @@ class PerExtensionFilter(DocumentFilter):
         self._extension = (extension or "").removeprefix(".")
         self._limits = _extension_limits(path, self._lang)
         if not self._limits:
-            raise ValueError(f"PerExtensionFilter: no rows for language {lang!r} in {path}; "
-                             "pass a language listed there or your own metadata_file")
+            raise ConfigError(f"PerExtensionFilter: no rows for language {lang!r} in {path}; "
+                              "pass a language listed there or your own metadata_file")
 
     def score_document(self, text: str) -> int:
         limits = self._limits.get(self._extension)
@@ -280,8 +281,8 @@ class TokenizerFertilityFilter(DocumentFilter):
                  min_char_to_token_ratio: float = 2.5) -> None:
         super().__init__()
         if not path_to_tokenizer or not os.path.exists(path_to_tokenizer):
-            raise ValueError(f"TokenizerFertilityFilter: path_to_tokenizer {path_to_tokenizer!r} "
-                             "must be a local SentencePiece .model file or tokenizer directory")
+            raise ConfigError(f"TokenizerFertilityFilter: path_to_tokenizer {path_to_tokenizer!r} "
+                              "must be a local SentencePiece .model file or tokenizer directory")
         self._path, self._threshold = path_to_tokenizer, min_char_to_token_ratio
         self._tokenize: Any = None
 

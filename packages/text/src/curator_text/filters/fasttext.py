@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+from curator.errors import ConfigError
 
 from curator_text.filters.base import DocumentFilter
 
@@ -21,7 +22,7 @@ class _FastText(DocumentFilter):
     def __init__(self, model_path: str) -> None:
         super().__init__()
         if not model_path:
-            raise ValueError(f"{type(self).__name__}: model_path (a local .bin file) is required")
+            raise ConfigError(f"{type(self).__name__}: model_path (a local .bin file) is required")
         self._model_path = model_path
         self._model: Any = None
 

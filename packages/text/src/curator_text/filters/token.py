@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from curator.errors import ConfigError
+
 from curator_text.filters.base import DocumentFilter
 
 __all__ = ["TokenCountFilter"]
@@ -28,11 +30,11 @@ class TokenCountFilter(DocumentFilter):
                  transformers_init_kwargs: dict[str, Any] | None = None) -> None:
         super().__init__()
         if (tokenizer is None) == (hf_model_name is None):
-            raise ValueError("TokenCountFilter: pass exactly one of tokenizer or hf_model_name")
+            raise ConfigError("TokenCountFilter: pass exactly one of tokenizer or hf_model_name")
         kwargs = dict(transformers_init_kwargs or {})
         if "local_files_only" in kwargs:
-            raise ValueError("TokenCountFilter: transformers_init_kwargs may not set "
-                             "local_files_only (tokenizers are always loaded from local files)")
+            raise ConfigError("TokenCountFilter: transformers_init_kwargs may not set "
+                              "local_files_only (tokenizers are always loaded from local files)")
         self._tokenizer, self._hf_model_name, self._kwargs = tokenizer, hf_model_name, kwargs
         self._min_tokens, self._max_tokens = min_tokens, max_tokens
 

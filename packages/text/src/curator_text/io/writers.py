@@ -10,6 +10,7 @@ from typing import ClassVar
 import pyarrow as pa
 import pyarrow.compute as pc
 from curator import FileGroupTask, ProcessingStage
+from curator.errors import ConfigError
 from curator.io import atomic_write, file_stem
 from curator.output_dir import ManagedOutput, SaveMode, check_mode
 
@@ -31,7 +32,7 @@ class _Writer(ManagedOutput, ProcessingStage[DocumentBatch, FileGroupTask]):
 
     def __post_init__(self) -> None:
         if not self.path:
-            raise ValueError(f"{self.name}: path (the output directory) is required")
+            raise ConfigError(f"{self.name}: path (the output directory) is required")
         if isinstance(self.fields, str):
             self.fields = [self.fields]
         check_mode(self.mode, self.name)

@@ -9,6 +9,7 @@ from typing import Any, Literal
 
 import numpy as np
 import pyarrow as pa
+from curator.errors import ConfigError
 from curator.resources import Resources
 from curator.stages.base import ProcessingStage, StageIO
 
@@ -70,11 +71,11 @@ class ModelStage(ProcessingStage[DocumentBatch, DocumentBatch]):
                  resources: Resources | None = None) -> None:
         self.model_identifier = check_local_dir(model_identifier, type(self).__name__)
         if model_inference_batch_size < 1:
-            raise ValueError(f"{type(self).__name__}: model_inference_batch_size must be >= 1, "
-                             f"got {model_inference_batch_size!r}")
+            raise ConfigError(f"{type(self).__name__}: model_inference_batch_size must be >= 1, "
+                              f"got {model_inference_batch_size!r}")
         if max_tokens_per_batch is not None and max_tokens_per_batch < 1:
-            raise ValueError(f"{type(self).__name__}: max_tokens_per_batch must be >= 1 or "
-                             f"None, got {max_tokens_per_batch!r}")
+            raise ConfigError(f"{type(self).__name__}: max_tokens_per_batch must be >= 1 or "
+                              f"None, got {max_tokens_per_batch!r}")
         self.model_inference_batch_size = model_inference_batch_size
         self.max_tokens_per_batch = max_tokens_per_batch
         self.has_seq_order, self.padding_side, self.autocast = has_seq_order, padding_side, autocast

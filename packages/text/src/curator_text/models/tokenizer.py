@@ -9,6 +9,7 @@ from typing import Any, Literal
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+from curator.errors import ConfigError
 from curator.stages.base import ProcessingStage, StageIO
 
 from curator_text.tasks import DocumentBatch
@@ -76,11 +77,11 @@ class TokenizerStage(ProcessingStage[DocumentBatch, DocumentBatch]):
         self.model_identifier = check_local_dir(model_identifier or model_dir, type(self).__name__)
         self.name = f"{os.path.basename(self.model_identifier.rstrip('/'))}_tokenizer"
         if padding_side not in ("left", "right"):
-            raise ValueError(f"TokenizerStage: padding_side must be 'left' or 'right', got "
-                             f"{padding_side!r}")
+            raise ConfigError(f"TokenizerStage: padding_side must be 'left' or 'right', got "
+                              f"{padding_side!r}")
         for param, value in (("max_chars", max_chars), ("max_seq_length", max_seq_length)):
             if value is not None and value < 1:
-                raise ValueError(f"TokenizerStage: {param} must be >= 1 or None, got {value!r}")
+                raise ConfigError(f"TokenizerStage: {param} must be >= 1 or None, got {value!r}")
         self.cache_dir, self.hf_token = cache_dir, hf_token
         self.text_field, self.max_chars, self.max_seq_length = text_field, max_chars, max_seq_length
         self.padding_side, self.sort_by_length = padding_side, sort_by_length

@@ -9,6 +9,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 from curator import ProcessingStage
+from curator.errors import ConfigError
 
 from curator_text.tasks import DocumentBatch
 
@@ -75,7 +76,7 @@ class Modify(ProcessingStage[DocumentBatch, DocumentBatch]):
         mods = self.modifier_fn if isinstance(self.modifier_fn, list | tuple) else [
             self.modifier_fn]
         if not mods:
-            raise ValueError("Modify: modifier_fn is an empty list; give at least one modifier")
+            raise ConfigError("Modify: modifier_fn is an empty list; give at least one modifier")
         for f in mods:
             if not (isinstance(f, DocumentModifier) or callable(f)):
                 raise TypeError(f"Modify: modifier_fn must be a DocumentModifier or a callable, "

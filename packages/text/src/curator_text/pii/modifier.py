@@ -11,6 +11,7 @@ from collections import Counter
 from typing import Any
 
 import pyarrow as pa
+from curator.errors import ConfigError
 from curator.stages.base import ProcessingStage, StageIO
 
 from curator_text.modifiers.base import DocumentModifier
@@ -126,21 +127,21 @@ class PiiModifier(DocumentModifier):
                  device: str = "cpu", ner_model: str | None = None,
                  score_threshold: float = 0.0, **kwargs: Any) -> None:
         if anonymize_action not in ACTIONS:
-            raise ValueError(f"PiiModifier: anonymize_action must be one of {ACTIONS}, got "
-                             f"{anonymize_action!r}")
+            raise ConfigError(f"PiiModifier: anonymize_action must be one of {ACTIONS}, got "
+                              f"{anonymize_action!r}")
         available = PATTERN_ENTITIES + (NER_ENTITIES if ner_model else ())
         entities = list(supported_entities or available)
         unknown = [e for e in entities if e not in PATTERN_ENTITIES + NER_ENTITIES]
         if unknown:
-            raise ValueError(f"PiiModifier: supported_entities {unknown} are not supported; "
-                             f"choose from {list(PATTERN_ENTITIES + NER_ENTITIES)}")
+            raise ConfigError(f"PiiModifier: supported_entities {unknown} are not supported; "
+                              f"choose from {list(PATTERN_ENTITIES + NER_ENTITIES)}")
         needs_ner = [e for e in entities if e in NER_ENTITIES]
         if needs_ner and not ner_model:
-            raise ValueError(f"PiiModifier: supported_entities {needs_ner} need an NER model: "
-                             f"pass ner_model= a local spaCy pipeline directory")
+            raise ConfigError(f"PiiModifier: supported_entities {needs_ner} need an NER model: "
+                              f"pass ner_model= a local spaCy pipeline directory")
         if ner_model and not (os.path.isdir(ner_model) or _spacy_package(ner_model)):
-            raise ValueError(f"PiiModifier: ner_model={ner_model!r} is neither a local "
-                             f"directory nor an installed spaCy package")
+            raise ConfigError(f"PiiModifier: ner_model={ner_model!r} is neither a local "
+                              f"directory nor an installed spaCy package")
         allowed = {"new_value", "chars_to_mask", "masking_char", "hash_type", "from_end"}
         if set(kwargs) - allowed:
             raise TypeError(f"PiiModifier: unknown options {sorted(set(kwargs) - allowed)}; "

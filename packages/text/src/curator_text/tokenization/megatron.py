@@ -18,6 +18,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from curator import FileGroupTask
+from curator.errors import ConfigError
 from curator.io import atomic_write
 
 from curator_text.io.writers import _Writer
@@ -96,10 +97,10 @@ class MegatronTokenizerWriter(_Writer):
         super().__post_init__()
         self.model_identifier = check_local_dir(self.model_identifier, self.name)
         if self.write_to_filename:
-            raise ValueError(f"{self.name}: write_to_filename is not supported (one .bin/.idx "
-                             f"pair per task)")
+            raise ConfigError(f"{self.name}: write_to_filename is not supported (one .bin/.idx "
+                              f"pair per task)")
         if self.tokenization_batch_size < 1:
-            raise ValueError(f"{self.name}: tokenization_batch_size must be >= 1")
+            raise ConfigError(f"{self.name}: tokenization_batch_size must be >= 1")
         self._tokenizer: Any = None
 
     def inputs(self):

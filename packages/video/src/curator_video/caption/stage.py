@@ -8,6 +8,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 from curator import ProcessingStage
+from curator.errors import ConfigError
 
 from curator_video.tasks import VideoTask
 
@@ -56,13 +57,13 @@ class CaptionGenerationStage(ProcessingStage[VideoTask, VideoTask]):
 
     def __post_init__(self) -> None:
         if not self.model_dir:
-            raise ValueError(f"{self.name}: give model_dir, a local Qwen2.5-VL model directory")
+            raise ConfigError(f"{self.name}: give model_dir, a local Qwen2.5-VL model directory")
         if not self.prompt.strip():
-            raise ValueError(f"{self.name}: prompt must not be empty")
+            raise ConfigError(f"{self.name}: prompt must not be empty")
         for param in ("num_frames", "max_new_tokens", "batch_size"):
             value = getattr(self, param)
             if value is not None and value < 1:
-                raise ValueError(f"{self.name}: {param} must be >= 1, got {value}")
+                raise ConfigError(f"{self.name}: {param} must be >= 1, got {value}")
 
     def inputs(self):
         return ["data"], ["clips", "frames"]

@@ -7,6 +7,7 @@ from typing import ClassVar
 
 import numpy as np
 from curator import ProcessingStage
+from curator.errors import ConfigError
 
 from curator_video._config import coerce_numbers
 from curator_video.tasks import VideoTask
@@ -45,10 +46,10 @@ class ClipSemanticDedupStage(ProcessingStage[VideoTask, VideoTask]):
         coerce_numbers(self, "eps")
         from curator.dedup import KEEP_STRATEGIES
         if not 0 <= self.eps < 2:
-            raise ValueError(f"{self.name}: eps must be in [0, 2), got {self.eps}")
+            raise ConfigError(f"{self.name}: eps must be in [0, 2), got {self.eps}")
         if self.keep not in KEEP_STRATEGIES:
-            raise ValueError(f"{self.name}: keep must be one of {KEEP_STRATEGIES}, got "
-                             f"{self.keep!r}")
+            raise ConfigError(f"{self.name}: keep must be one of {KEEP_STRATEGIES}, got "
+                              f"{self.keep!r}")
 
     def inputs(self):
         return ["data"], ["clips", "embedding"]

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from curator import ProcessingStage
+from curator.errors import ConfigError
 
 from curator_video.embed.embedders import ClipEmbedder, FrameMeanClipEmbedder
 from curator_video.tasks import VideoTask
@@ -39,7 +40,7 @@ class ClipEmbeddingStage(ProcessingStage[VideoTask, VideoTask]):
     def __post_init__(self) -> None:
         if self.embedder is None:
             if not self.model_dir:
-                raise ValueError(f"{self.name}: give model_dir (a local CLIP model) or embedder")
+                raise ConfigError(f"{self.name}: give model_dir (a local CLIP model) or embedder")
             FrameMeanClipEmbedder(self.model_dir, self.device)  # cheap, no model load
         elif not isinstance(self.embedder, ClipEmbedder):
             raise TypeError(f"{self.name}: embedder must be a ClipEmbedder, got "

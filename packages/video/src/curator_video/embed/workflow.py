@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from curator.dedup.semantic_workflow import SemanticDeduplicationWorkflow
+from curator.errors import ConfigError
 from curator.io import join_path
 
 from curator_video.io.writer import EMBEDDINGS_PARQUET
@@ -37,8 +38,8 @@ class ClipSemanticDeduplicationWorkflow(SemanticDeduplicationWorkflow):
                  input_path: str | None = None, embedding_field: str = "embedding",
                  id_field: str = "id", **kwargs: Any) -> None:
         if not (clips_path or input_path):
-            raise ValueError(f"{type(self).__name__}: give clips_path (the ClipWriterStage "
-                             f"output_path) or input_path (embedding Parquet files)")
+            raise ConfigError(f"{type(self).__name__}: give clips_path (the ClipWriterStage "
+                              f"output_path) or input_path (embedding Parquet files)")
         super().__init__(input_path or join_path(clips_path, EMBEDDINGS_PARQUET), output_path,
                          embedding_field=embedding_field, id_field=id_field,
                          input_filetype="parquet", **kwargs)

@@ -6,10 +6,11 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
-from curator import ProcessingStage
+from curator.errors import ConfigError
 
 from curator_video._config import coerce_numbers
-from curator_video.tasks import VideoTask
+from curator_video.filters.base import ClipFilterStage
+from curator_video.tasks import Clip, VideoTask
 
 __all__ = ["ClipAestheticFilterStage"]
 
@@ -17,7 +18,7 @@ _REDUCE = {"mean": np.mean, "min": np.min, "max": np.max}
 
 
 @dataclass
-class ClipAestheticFilterStage(ProcessingStage[VideoTask, VideoTask]):
+class ClipAestheticFilterStage(ClipFilterStage):
     """Scores each clip with the image package's aesthetic model over its extracted frames
     (CLIP frame embeddings → ``AestheticScorer``, reduced over frames) into
     ``clip.scores["aesthetic"]`` and filters out clips below ``score_threshold``.
@@ -30,6 +31,7 @@ class ClipAestheticFilterStage(ProcessingStage[VideoTask, VideoTask]):
         num_frames: score at most this many evenly spaced frames per clip (``None``: all).
         score_only: only score, keep every clip.
         device: ``"cpu"``, ``"cuda"`` or ``"auto"``.
+        split: send removed clips to the rejected sink (kind ``"filtered"``) as well.
     """
 
     model_dir: str = ""
@@ -40,20 +42,19 @@ class ClipAestheticFilterStage(ProcessingStage[VideoTask, VideoTask]):
     num_frames: int | None = 4
     score_only: bool = False
     device: str = "cpu"
+    split: bool = False
     name: str = "ClipAestheticFilterStage"
-    modality: ClassVar[str] = "video"
-    kind: ClassVar[str] = "filter"
     _models: Any = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         coerce_numbers(self, "score_threshold")
         if not self.model_dir or not self.aesthetic_model_dir:
-            raise ValueError(f"{self.name}: model_dir (CLIP) and aesthetic_model_dir are required")
+            raise ConfigError(f"{self.name}: model_dir (CLIP) and aesthetic_model_dir are required")
         if self.reduction not in _REDUCE:
-            raise ValueError(f"{self.name}: reduction must be one of {sorted(_REDUCE)}, got "
-                             f"{self.reduction!r}")
+            raise ConfigError(f"{self.name}: reduction must be one of {sorted(_REDUCE)}, got "
+                              f"{self.reduction!r}")
         if self.num_frames is not None and self.num_frames < 1:
-            raise ValueError(f"{self.name}: num_frames must be >= 1 or None")
+            raise ConfigError(f"{self.name}: num_frames must be >= 1 or None")
 
     def inputs(self):
         return ["data"], ["clips", "frames"]
@@ -71,25 +72,21 @@ class ClipAestheticFilterStage(ProcessingStage[VideoTask, VideoTask]):
         scorer.load()
         self._models = (embedder, scorer)
 
-    def process(self, task: VideoTask) -> VideoTask:
+    def score_items(self, task: VideoTask, items: list[Clip]) -> list[float]:
         if self._models is None:
             self.setup()
         embedder, scorer = self._models
-        clips = task.data.clips
-        if not clips:
-            return task
         sampled = []
-        for c in clips:
-            if c.frames is None or not len(c.frames):
-                raise ValueError(f"{self.name}: clip {c.uuid} has no frames; run "
-                                 f"ClipFrameExtractionStage before this stage")
-            n = len(c.frames) if self.num_frames is None else min(self.num_frames, len(c.frames))
-            sampled.append(c.frames[np.linspace(0, len(c.frames) - 1, n).round().astype(int)])
+        for c in items:
+            frames = self.frames_of(c, allow_empty=False)
+            n = len(frames) if self.num_frames is None else min(self.num_frames, len(frames))
+            sampled.append(frames[np.linspace(0, len(frames) - 1, n).round().astype(int)])
         scores = scorer.score(embedder.embed_frames(sampled))
-        keep, start = [], 0
-        for clip, frames in zip(clips, sampled, strict=True):
+        start = 0
+        for clip, frames in zip(items, sampled, strict=True):
             clip.scores["aesthetic"] = float(_REDUCE[self.reduction](scores[start:start + len(frames)]))
             start += len(frames)
-            keep.append(self.score_only or clip.scores["aesthetic"] >= self.score_threshold)
-        task.data.filter_clips(keep, self.name)
-        return task
+        return [clip.scores["aesthetic"] for clip in items]
+
+    def keep(self, score: float) -> bool:
+        return self.score_only or score >= self.score_threshold

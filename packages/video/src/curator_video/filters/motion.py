@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
 
 import numpy as np
-from curator import ProcessingStage
+from curator.errors import ConfigError
 
 from curator_video._config import coerce_numbers
-from curator_video.tasks import VideoTask
+from curator_video.filters.base import ClipFilterStage
+from curator_video.tasks import Clip, VideoTask
 
 __all__ = ["MotionFilterStage", "frame_difference_score", "optical_flow_score"]
 
@@ -55,7 +55,7 @@ _METHODS = {"frame_diff": frame_difference_score, "optical_flow": optical_flow_s
 
 
 @dataclass
-class MotionFilterStage(ProcessingStage[VideoTask, VideoTask]):
+class MotionFilterStage(ClipFilterStage):
     """Scores each clip's motion from its extracted frames and drops static clips (score below
     ``global_mean_threshold``); the score is kept in ``clip.scores["motion"]``.
 
@@ -64,22 +64,22 @@ class MotionFilterStage(ProcessingStage[VideoTask, VideoTask]):
             (mean Lucas-Kanade flow magnitude in pixels per frame).
         global_mean_threshold: clips scoring below this are filtered out.
         score_only: only score, keep every clip.
+        split: send removed clips to the rejected sink (kind ``"filtered"``) as well.
     """
 
     method: str = "frame_diff"
     global_mean_threshold: float = 0.005
     score_only: bool = False
+    split: bool = False
     name: str = "MotionFilterStage"
-    modality: ClassVar[str] = "video"
-    kind: ClassVar[str] = "filter"
 
     def __post_init__(self) -> None:
         coerce_numbers(self, "global_mean_threshold")
         if self.method not in _METHODS:
-            raise ValueError(f"{self.name}: method must be one of {sorted(_METHODS)}, got "
-                             f"{self.method!r}")
+            raise ConfigError(f"{self.name}: method must be one of {sorted(_METHODS)}, got "
+                              f"{self.method!r}")
         if self.global_mean_threshold < 0:
-            raise ValueError(f"{self.name}: global_mean_threshold must be >= 0")
+            raise ConfigError(f"{self.name}: global_mean_threshold must be >= 0")
 
     def inputs(self):
         return ["data"], ["clips", "frames"]
@@ -87,14 +87,11 @@ class MotionFilterStage(ProcessingStage[VideoTask, VideoTask]):
     def outputs(self):
         return ["data"], ["clips", "motion"]
 
-    def process(self, task: VideoTask) -> VideoTask:
+    def score_items(self, task: VideoTask, items: list[Clip]) -> list[float]:
         score = _METHODS[self.method]
-        keep = []
-        for clip in task.data.clips:
-            if clip.frames is None:
-                raise ValueError(f"{self.name}: clip {clip.uuid} has no frames; run "
-                                 f"ClipFrameExtractionStage before this stage")
-            clip.scores["motion"] = score(clip.frames)
-            keep.append(self.score_only or clip.scores["motion"] >= self.global_mean_threshold)
-        task.data.filter_clips(keep, self.name)
-        return task
+        for clip in items:
+            clip.scores["motion"] = score(self.frames_of(clip))
+        return [clip.scores["motion"] for clip in items]
+
+    def keep(self, score: float) -> bool:
+        return self.score_only or score >= self.global_mean_threshold

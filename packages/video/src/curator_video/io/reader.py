@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from curator import CompositeStage, EmptyTask, FileGroupTask, ProcessingStage, stable_id
+from curator.errors import ConfigError
 from curator.stages.file_partitioning import FilePartitioningStage
 
 from curator_video.tasks import Video, VideoTask
@@ -45,9 +46,9 @@ class VideoListStage(FilePartitioningStage):
 
     def __post_init__(self) -> None:
         if not self.input_video_path:
-            raise ValueError(f"{self.name}: input_video_path is required (a directory, glob or URL)")
+            raise ConfigError(f"{self.name}: input_video_path is required (a directory, glob or URL)")
         if self.video_limit is not None and self.video_limit < 1:
-            raise ValueError(f"{self.name}: video_limit must be >= 1 or None, got {self.video_limit}")
+            raise ConfigError(f"{self.name}: video_limit must be >= 1 or None, got {self.video_limit}")
         self.file_paths = self.input_video_path
         self.file_extensions = list(self.extensions)
         self.files_per_partition = 1

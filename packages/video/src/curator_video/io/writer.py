@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from curator import FileGroupTask, ProcessingStage
+from curator.errors import ConfigError
 from curator.io import atomic_write
 from curator.output_dir import ManagedOutput, SaveMode, check_mode
 
@@ -63,10 +64,10 @@ class ClipWriterStage(ManagedOutput, ProcessingStage[VideoTask, FileGroupTask]):
 
     def __post_init__(self) -> None:
         if not self.output_path:
-            raise ValueError(f"{self.name}: output_path is required")
+            raise ConfigError(f"{self.name}: output_path is required")
         if self.metadata_format not in ("json", "parquet", "both"):
-            raise ValueError(f"{self.name}: metadata_format must be 'json', 'parquet' or 'both', "
-                             f"got {self.metadata_format!r}")
+            raise ConfigError(f"{self.name}: metadata_format must be 'json', 'parquet' or 'both', "
+                              f"got {self.metadata_format!r}")
         check_mode(self.mode, self.name)
 
     def inputs(self):

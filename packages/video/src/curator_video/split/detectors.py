@@ -11,6 +11,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 
 import numpy as np
+from curator.errors import ConfigError
 
 __all__ = ["SceneDetector", "HistogramSceneDetector", "histogram_differences"]
 
@@ -62,8 +63,8 @@ class HistogramSceneDetector(SceneDetector):
 
     def __post_init__(self) -> None:
         if not 0 < self.threshold < 1:
-            raise ValueError(f"HistogramSceneDetector: threshold must be in (0, 1), got "
-                             f"{self.threshold}")
+            raise ConfigError(f"HistogramSceneDetector: threshold must be in (0, 1), got "
+                              f"{self.threshold}")
 
     def detect(self, frames: np.ndarray, fps: float) -> list[int]:
         diffs = histogram_differences(frames, self.bins)

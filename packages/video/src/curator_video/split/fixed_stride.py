@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from curator import ProcessingStage
+from curator.errors import ConfigError
 
 from curator_video._config import coerce_numbers
 from curator_video.tasks import Clip, VideoTask
@@ -52,16 +53,16 @@ class FixedStrideSplitStage(ProcessingStage[VideoTask, VideoTask]):
     def __post_init__(self) -> None:
         coerce_numbers(self, "clip_len_s", "clip_stride_s", "min_clip_length_s")
         if self.clip_len_s <= 0:
-            raise ValueError(f"{self.name}: clip_len_s must be > 0, got {self.clip_len_s}")
+            raise ConfigError(f"{self.name}: clip_len_s must be > 0, got {self.clip_len_s}")
         if self.clip_stride_s is None:
             self.clip_stride_s = self.clip_len_s
         if self.clip_stride_s <= 0:
-            raise ValueError(f"{self.name}: clip_stride_s must be > 0, got {self.clip_stride_s}")
+            raise ConfigError(f"{self.name}: clip_stride_s must be > 0, got {self.clip_stride_s}")
         if self.min_clip_length_s is None:
             self.min_clip_length_s = min(2.0, self.clip_len_s)
         if not 0 <= self.min_clip_length_s <= self.clip_len_s:
-            raise ValueError(f"{self.name}: min_clip_length_s must be in [0, clip_len_s], got "
-                             f"{self.min_clip_length_s}")
+            raise ConfigError(f"{self.name}: min_clip_length_s must be in [0, clip_len_s], got "
+                              f"{self.min_clip_length_s}")
 
     def inputs(self):
         return ["data"], ["metadata"]

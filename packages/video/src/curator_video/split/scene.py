@@ -7,6 +7,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 from curator import ProcessingStage
+from curator.errors import ConfigError
 
 from curator_video._config import coerce_numbers
 from curator_video.split.detectors import HistogramSceneDetector, SceneDetector
@@ -75,15 +76,15 @@ class SceneCutSplitStage(ProcessingStage[VideoTask, VideoTask]):
         coerce_numbers(self, "threshold", "min_clip_length_s", "max_clip_length_s")
         if isinstance(self.detector, str):
             if self.detector not in DETECTORS:
-                raise ValueError(f"{self.name}: unknown detector {self.detector!r}; use one of "
-                                 f"{sorted(DETECTORS)} or pass a SceneDetector instance")
+                raise ConfigError(f"{self.name}: unknown detector {self.detector!r}; use one of "
+                                  f"{sorted(DETECTORS)} or pass a SceneDetector instance")
             if self.detector == "histogram":
                 HistogramSceneDetector(threshold=self.threshold)  # validates threshold now
         elif not isinstance(self.detector, SceneDetector):
             raise TypeError(f"{self.name}: detector must be a name or a SceneDetector, got "
                             f"{type(self.detector).__name__}")
         if self.max_clip_length_s is not None and self.max_clip_length_s <= 0:
-            raise ValueError(f"{self.name}: max_clip_length_s must be > 0 or None")
+            raise ConfigError(f"{self.name}: max_clip_length_s must be > 0 or None")
         self.decode_size = tuple(self.decode_size)  # type: ignore[assignment]
 
     def inputs(self):

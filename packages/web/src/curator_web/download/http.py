@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import os
+import shutil
 import time
 import urllib.error
 import urllib.request
@@ -118,11 +119,7 @@ def _http_to(url: str, part: str, timeout: float) -> int | None:
             total = int(length) if length and length.isdigit() else None
             mode = "wb"
         with open(part, mode) as out:
-            while True:
-                chunk = resp.read(_CHUNK)
-                if not chunk:
-                    break
-                out.write(chunk)
+            shutil.copyfileobj(resp, out, _CHUNK)
     return total
 
 
@@ -136,9 +133,5 @@ def _fsspec_to(url: str, part: str) -> int | None:
     with fs.open(p, "rb") as src, open(part, "ab" if have else "wb") as out:
         if have:
             src.seek(have)
-        while True:
-            chunk = src.read(_CHUNK)
-            if not chunk:
-                break
-            out.write(chunk)
+        shutil.copyfileobj(src, out, _CHUNK)
     return total
