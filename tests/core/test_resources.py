@@ -35,3 +35,12 @@ def test_valid_resources_and_gpu_fraction():
     assert Resources(cpus=0, gpus=1).to_dict() == {"cpus": 0, "gpus": 1, "gpu_memory_gb": 0.0}
     with pytest.raises(AttributeError):
         r.cpus = 3  # frozen
+
+
+def test_torch_device_is_cpu_unless_a_gpu_is_asked_for_and_present():
+    import torch
+
+    assert Resources(cpus=1).torch_device() == "cpu"
+    # No GPU on CI: a stage that asks for one still runs, on the CPU (mocking CUDA is pointless).
+    expected = "cuda" if torch.cuda.is_available() else "cpu"
+    assert Resources(gpus=1).torch_device() == expected

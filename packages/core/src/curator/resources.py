@@ -48,6 +48,16 @@ class Resources:
         """Whether a worker needs a GPU."""
         return self.gpus > 0 or self.gpu_memory_gb > 0
 
+    def torch_device(self) -> str:
+        """``"cuda"`` when a GPU is asked for and torch sees one, else ``"cpu"`` (imports torch
+        only when a GPU is asked for)."""
+        if self.requires_gpu:
+            import torch  # noqa: PLC0415
+
+            if torch.cuda.is_available():
+                return "cuda"
+        return "cpu"
+
     def gpu_fraction(self, node_gpu_memory_gb: float | None) -> float:
         """GPUs per worker: ``gpus``, or ``gpu_memory_gb`` as a fraction of a GPU of
         ``node_gpu_memory_gb`` (a whole GPU when that is ``None``: a cluster without GPUs)."""

@@ -78,12 +78,7 @@ class ASRStage(AudioRecordStage):
     @property
     def device(self) -> str:
         """``"cuda"`` when the stage asks for a GPU and torch sees one, else ``"cpu"``."""
-        if self.resources.requires_gpu:
-            import torch
-
-            if torch.cuda.is_available():
-                return "cuda"
-        return "cpu"
+        return self.resources.torch_device()
 
     def setup(self, worker_metadata: dict[str, Any] | None = None) -> None:
         self._model: ASRModel = get_asr_model(self.model_type).load(

@@ -94,12 +94,7 @@ class TorchSquimQualityMetricsStage(AudioRecordStage):
     @property
     def device(self) -> str:
         """``"cuda"`` when the stage asks for a GPU and torch sees one, else ``"cpu"``."""
-        if self.resources.requires_gpu:
-            import torch
-
-            if torch.cuda.is_available():
-                return "cuda"
-        return "cpu"
+        return self.resources.torch_device()
 
     def setup(self, worker_metadata: dict[str, Any] | None = None) -> None:
         self._model = load_squim_objective(self.model_path, self.device, self.model_config or None)

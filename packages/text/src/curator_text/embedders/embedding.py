@@ -72,11 +72,9 @@ class EmbeddingCreatorStage(ProcessingStage[DocumentBatch, DocumentBatch]):
         return ["data"], [self.embedding_field]
 
     def setup(self, worker_metadata: dict[str, Any] | None = None) -> None:
-        import torch  # noqa: PLC0415
         from transformers import AutoModel, AutoTokenizer  # noqa: PLC0415
 
-        self._device = ("cuda" if self.resources.requires_gpu and torch.cuda.is_available()
-                        else "cpu")
+        self._device = self.resources.torch_device()
         self._tokenizer = AutoTokenizer.from_pretrained(self.model_identifier,
                                                         local_files_only=True)
         self._model = AutoModel.from_pretrained(self.model_identifier, local_files_only=True)

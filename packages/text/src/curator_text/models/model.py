@@ -105,10 +105,8 @@ class ModelStage(ProcessingStage[DocumentBatch, DocumentBatch]):
             [SEQ_ORDER_FIELD] if self.has_seq_order else [])
 
     def setup(self, worker_metadata: dict[str, Any] | None = None) -> None:
-        import torch  # noqa: PLC0415
-
         want_gpu = self.resources.requires_gpu
-        self.device = "cuda" if want_gpu and torch.cuda.is_available() else "cpu"
+        self.device = self.resources.torch_device()
         if want_gpu and self.device == "cpu":
             log.warning("%s: GPU requested but CUDA is not available; running on CPU", self.name)
         self.model = self.load_model(self.device)
