@@ -21,14 +21,33 @@ EXECUTORS = ["local", pytest.param("ray_data", marks=pytest.mark.ray),
 N = 6
 
 
+_started: list[subprocess.Popen] = []
+
+
+@pytest.fixture(autouse=True)
+def _end_leftover_jobs():
+    """A failed assertion must not leave a stalled job holding the shared cluster's CPUs."""
+    yield
+    while _started:
+        proc = _started.pop()
+        if proc.poll() is None:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            proc.wait(30)
+
+
 def _job(kind: str, out: Path, ckpt: Path, hang_after: int, address: str | None,
          **extra: object) -> subprocess.Popen:
     opts = {"kind": kind, "out": str(out), "ckpt": str(ckpt), "n": N, "hang_after": hang_after,
             "address": address, **extra}
     args = [sys.executable, "-m", "tests.core.executors.stages", json.dumps(opts)]
     env = {**os.environ, "CURATOR_SUMMARY": "0", "RAY_ENABLE_UV_RUN_RUNTIME_ENV": "0"}
-    return subprocess.Popen(args, cwd=ROOT, env=env, stdout=subprocess.PIPE,
+    proc = subprocess.Popen(args, cwd=ROOT, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=True)
+    _started.append(proc)
+    return proc
 
 
 def _finish(proc: subprocess.Popen) -> dict:
