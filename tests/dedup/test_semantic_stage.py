@@ -91,14 +91,18 @@ def _pipeline(kind: str, spill_dir: str | None, field_names: tuple[str, str]) ->
                                          ("records", ("image_id", "image_embedding"))])
 def test_local_executor(kind: str, fields: tuple[str, str], tmp_path) -> None:
     spill = tmp_path / "spill"
-    results = _pipeline(kind, str(spill) if kind == "arrow" else None, fields).run()
+    pipeline = _pipeline(kind, str(spill) if kind == "arrow" else None, fields)
+    results = pipeline.run()
     assert results.ok
     _check(_kept_ids(results))
     assert sum(t.metadata["semantic_duplicates_removed"] for t in results) == GROUPS * (COPIES - 1)
     if kind == "arrow":  # the other columns travel with the kept rows
         assert all(t.data.column_names == ["doc_id", "embedding", "text"] for t in results)
-        leftovers = [f for _, _, files in os.walk(spill) for f in files]
-        assert os.path.isdir(spill / "tasks") and leftovers == []  # used, then cleaned up
+        # used (a run folder was made there), then cleaned up: no files, no spill folders
+        assert os.path.isdir(spill) and list(os.walk(spill)) == [(str(spill), [], [])]
+    else:  # the default temporary spill folder is removed once empty
+        (stage,) = [s for s in pipeline.stages if hasattr(s, "spill_dir")]
+        assert stage.spill_dir and not os.path.exists(stage.spill_dir)
 
 
 def test_missing_field_is_named(tmp_path) -> None:

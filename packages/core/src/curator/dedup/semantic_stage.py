@@ -19,6 +19,7 @@ tasks in.
 from __future__ import annotations
 
 import contextlib
+import os
 import tempfile
 import uuid
 from typing import Any, ClassVar
@@ -48,6 +49,7 @@ GATHER_ALL = 2**31 - 1
 """``batch_size`` of a stage that must see every task of the run in one call."""
 
 _REMOVE = "_semantic_remove"  # marker metadata: rows of the task to drop
+_TEMP_PREFIX = "curator-semdedup-"  # the default spill folder, removed once empty
 _ROW_ID = "row_key"  # spilled column: "<spill name>/<row>", unique in the run
 
 
@@ -196,7 +198,20 @@ class ApplySemanticDedupStage(ProcessingStage[FileGroupTask, Task]):
             pfs, pp = get_fs(p)
             with contextlib.suppress(FileNotFoundError):
                 pfs.rm(pp)
+        _remove_empty_spill_folders(task_path, emb_path)
         return original
+
+
+def _remove_empty_spill_folders(*files: str) -> None:
+    """Remove the spill folders this stage made once the last spilled file is gone (local paths;
+    a folder that still holds another task's files is not empty and stays)."""
+    for f in files:
+        sub = os.path.dirname(f)
+        for folder in (sub, os.path.dirname(sub)):
+            if os.path.basename(folder) in ("embeddings", "tasks") or \
+                    os.path.basename(folder).startswith(_TEMP_PREFIX):
+                with contextlib.suppress(OSError):
+                    os.rmdir(folder)
 
 
 class SemanticDeduplicationStage(CompositeStage[Task, Task]):
@@ -236,7 +251,7 @@ class SemanticDeduplicationStage(CompositeStage[Task, Task]):
 
     def decompose(self) -> list[ProcessingStage]:
         if not self.spill_dir:  # made once, when the pipeline is built
-            self.spill_dir = tempfile.mkdtemp(prefix="curator-semdedup-")
+            self.spill_dir = tempfile.mkdtemp(prefix=_TEMP_PREFIX)
         return [
             SpillEmbeddingsStage(self.id_field, self.embedding_field, self.spill_dir,
                                  name=f"{self.name}.spill"),
