@@ -162,3 +162,13 @@ def test_bad_filter_parameters_raise_config_error_naming_the_stage(modality):
     stage_cls = getattr(pytest.importorskip(module), cls)
     with pytest.raises(ConfigError, match=cls):
         stage_cls(**kwargs)
+
+
+@pytest.mark.parametrize("modality", sorted(CASES))
+def test_every_filter_publishes_its_scores_and_bounds_to_the_run_report(modality, tmp_path):
+    pytest.importorskip(f"curator_{modality}")
+    case = CASES[modality](tmp_path)
+    _, result, _, _ = _run(case)
+    (hist,) = [h for h in result.report()["histograms"] if h["name"] == case.filter_name]
+    assert hist["count"] == len(case.kept) + len(case.removed)
+    assert hist["thresholds"]  # the filter's bound is marked on the plot

@@ -15,10 +15,18 @@ from typing import Any, ClassVar, TypeVar
 from curator.stages.base import ProcessingStage
 from curator.tasks import Task
 
-__all__ = ["FilterStage", "FILTERED", "reject_filtered"]
+__all__ = ["FilterStage", "FILTERED", "numeric_bounds", "reject_filtered"]
 
 FILTERED = "filtered"  # the rejected-record kind of every item a filter removes
 T = TypeVar("T", bound=Task)
+
+
+def numeric_bounds(obj: Any) -> list[float]:
+    """``obj``'s numeric bounds (attributes named ``min*``, ``max*``, ``*threshold*``,
+    ``*cutoff*``, ``target_value``): the lines marked on its score histogram in run reports."""
+    return [float(v) for k, v in vars(obj).items()
+            if isinstance(v, int | float) and not isinstance(v, bool)
+            and any(w in k.lower() for w in ("min", "max", "threshold", "cutoff", "target_value"))]
 
 
 def reject_filtered(stage: ProcessingStage, task: Task | None, record: dict[str, Any],
@@ -63,11 +71,28 @@ class FilterStage(ProcessingStage[T, T]):
         """What identifies a removed item in the rejected sink (default: the item if a dict)."""
         return dict(item) if isinstance(item, dict) else {"item": repr(item)}
 
+    def publish_scores(self, name: str, scores: Any, thresholds: list[float]) -> None:
+        """Add numeric ``scores`` to the histogram ``name`` shown in run reports (see
+        ``docs/run-report.md``); collected by :meth:`drain_histograms` after each batch."""
+        from curator.executors.stats import ScoreSketch  # noqa: PLC0415
+
+        sketches = self.__dict__.setdefault("_score_sketches", {})
+        if name not in sketches:
+            sketches[name] = ScoreSketch(thresholds=thresholds)
+        sketches[name].add(scores)
+
+    def drain_histograms(self) -> dict[str, Any]:
+        """The score histograms published since the last call, by name."""
+        return self.__dict__.pop("_score_sketches", None) or {}
+
     def process(self, task: T) -> T:
         items = self.items(task)
         if not items:
             return task
         scores = self.score_items(task, items)
+        numeric = [s for s in scores if isinstance(s, int | float) and not isinstance(s, bool)]
+        if numeric:
+            self.publish_scores(self.name, numeric, numeric_bounds(self))
         mask: list[bool] = []
         for item, score in zip(items, scores, strict=True):
             kept = score is not None and bool(self.keep(score))

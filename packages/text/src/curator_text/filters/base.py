@@ -12,7 +12,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from curator.errors import ConfigError
-from curator.stages.filter import FilterStage, reject_filtered
+from curator.stages.filter import FilterStage, numeric_bounds, reject_filtered
 
 from curator_text.tasks import DocumentBatch
 
@@ -108,14 +108,6 @@ class _Step:
     field: str
     score_field: str | None
     invert: bool
-
-
-def _thresholds(flt: DocumentFilter) -> list[float]:
-    """The filter's numeric bounds (``min_*``, ``max_*``, ``*threshold*``, ``*cutoff*``), marked on
-    its score histogram."""
-    return [float(v) for k, v in vars(flt).items()
-            if isinstance(v, int | float) and not isinstance(v, bool)
-            and any(w in k.lower() for w in ("min", "max", "threshold", "cutoff"))]
 
 
 def _as_list(value: Any, n: int, what: str, stage: str, kind: type) -> list:
@@ -233,19 +225,10 @@ class _FilterStage(FilterStage[DocumentBatch]):
         return table.filter(keep)
 
     def _sketch(self, flt: DocumentFilter, scores: pa.Array) -> None:
-        """Add numeric scores to the filter's histogram for the run report."""
-        if not (pa.types.is_integer(scores.type) or pa.types.is_floating(scores.type)):
-            return
-        from curator.executors.stats import ScoreSketch  # noqa: PLC0415
-
-        sketches = self.__dict__.setdefault("_sketches", {})
-        if flt.name not in sketches:
-            sketches[flt.name] = ScoreSketch(thresholds=_thresholds(flt))
-        sketches[flt.name].add(scores.to_numpy(zero_copy_only=False))
-
-    def drain_histograms(self) -> dict[str, Any]:
-        """The score histograms since the last call, by filter name (see ``docs/run-report.md``)."""
-        return self.__dict__.pop("_sketches", None) or {}
+        """Publish numeric scores to the filter's histogram for the run report."""
+        if pa.types.is_integer(scores.type) or pa.types.is_floating(scores.type):
+            self.publish_scores(flt.name, scores.to_numpy(zero_copy_only=False),
+                                numeric_bounds(flt))
 
     def _reject_dropped(self, task: DocumentBatch, table: pa.Table, flt: DocumentFilter,
                         scores: pa.Array, keep: pa.Array) -> None:
