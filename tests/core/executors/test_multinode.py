@@ -113,7 +113,7 @@ def test_a_join_without_the_token_names_authentication_as_the_cause(cluster, tmp
 
 
 PIPELINE = """
-    import json, os, warnings
+    import json, os, time, warnings
     from dataclasses import dataclass
     import pyarrow as pa
     from curator import Pipeline, ProcessingStage, Resources
@@ -174,11 +174,15 @@ def test_pipeline_runs_on_both_nodes_with_relative_paths_and_local_records(clust
     info = _driver(PIPELINE.replace("PARTS", "8") + """
     import ray
     from curator import RayActorPoolExecutor, RayDataExecutor
-    res = {"local": run("local", "out_local/"),
-           "ray_data": run(RayDataExecutor(), "out_data/"),
-           "actor_pool": run(RayActorPoolExecutor(num_workers=2), "out_pool/",
-                             NodeTagTogether())}
+    res = {"local": run("local", "out_local/"), "ray_data": run(RayDataExecutor(), "out_data/")}
     ray.init()  # joins via RAY_ADDRESS, to name the nodes
+    # Ray Data's workers release their CPUs asynchronously: let them go before the pool places
+    # its actors, else the head still looks full and both actors land on node2.
+    for _ in range(600):
+        if ray.available_resources().get("CPU", 0) >= ray.cluster_resources().get("CPU", 0):
+            break
+        time.sleep(0.1)
+    res["actor_pool"] = run(RayActorPoolExecutor(num_workers=2), "out_pool/", NodeTagTogether())
     res["nodes"] = {n["NodeID"]: "node2" if "node2" in n["Resources"] else "head"
                     for n in ray.nodes() if n["Alive"]}
     print(json.dumps(res))
