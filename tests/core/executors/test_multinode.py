@@ -150,6 +150,12 @@ PIPELINE = """
                     return
                 time.sleep(0.1)
 
+        def process(self, task):
+            # the driver hands a ready actor its next batch only when it asks: slow batches
+            # keep the first actor busy until the second one's driver thread has asked too
+            time.sleep(0.5)
+            return super().process(task)
+
     BARRIER = os.path.abspath("barrier")
     os.makedirs("in", exist_ok=True)
     for i in range(PARTS):

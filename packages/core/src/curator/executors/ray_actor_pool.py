@@ -174,9 +174,8 @@ class RayActorPoolExecutor(RayExecutorBase):
         address, num_cpus, num_gpus, object_store_memory, ray_timeout_s: the Ray cluster (as
             for :class:`RayDataExecutor`; a local one is started and stopped when none runs).
         setup_timeout_s: how long an actor may take to start and run ``setup()`` (default 600).
-        batches_in_flight: batches queued on each actor at once (default 1). With 2 an actor
-            never waits for the driver between batches, but on a 2-node test cluster every batch
-            then ran on one node's actor (not yet understood), so it is opt-in.
+        batches_in_flight: batches queued on each actor at once (default 2), so an actor never
+            waits for the driver between batches.
         collect_outputs: bring the output tasks back to the driver (default ``True``); with
             ``False`` actors send only their count and paths (``result.num_outputs``,
             ``result.output_paths``) and the result list stays empty.
@@ -262,7 +261,7 @@ class RayActorPoolExecutor(RayExecutorBase):
         errors: list[BaseException] = []
         lock = threading.Lock()
 
-        depth = max(1, int(self.config.get("batches_in_flight", 1)))
+        depth = max(1, int(self.config.get("batches_in_flight", 2)))
         collect = bool(self.config.get("collect_outputs", True))
         args = (ctx.max_retries, n_stages, collect)
 
