@@ -59,7 +59,7 @@ class CuratorHookSpecs:
 
 def _classic_hook(hook: str, description: str) -> Callable[..., None]:
     def spec(self: Any, register: Register) -> None:  # pragma: no cover - a specification
-        """placeholder"""
+        ...  # its docstring is set below, per kind
 
     spec.__name__ = hook
     spec.__qualname__ = f"CuratorHookSpecs.{hook}"  # pluggy drops ``self`` from methods

@@ -62,12 +62,19 @@ class FilePartitioningStage(ProcessingStage[EmptyTask, FileGroupTask]):
     def iter_partitions(self) -> Iterator[FileGroupTask]:
         """Yield the partitions one by one as they are formed (sizes come from the batched
         listing of :func:`curator.io.list_files`, not one filesystem call per file)."""
-        groups = self._group(list_files(self.file_paths, self.file_extensions))
-        for i, g in enumerate(groups):
-            if self.limit is not None and i >= self.limit:
-                return
-            yield FileGroupTask(task_id=self.task_id_for(g), dataset_name=self.dataset_name_for(g),
-                                data=g, metadata={"source_files": list(g)})
+        n = 0
+        for group, size in self._group(list_files(self.file_paths, self.file_extensions)):
+            for task in self.tasks_for(group, size):
+                if self.limit is not None and n >= self.limit:
+                    return
+                n += 1
+                yield task
+
+    def tasks_for(self, group: list[str], size: int) -> Iterator[FileGroupTask]:
+        """The partitions of one group of files of ``size`` bytes in all (default: one)."""
+        yield FileGroupTask(task_id=self.task_id_for(group),
+                            dataset_name=self.dataset_name_for(group), data=group,
+                            metadata={"source_files": list(group)})
 
     def task_id_for(self, group: list[str]) -> str:
         """The deterministic id of a partition (default: a hash of its paths)."""
@@ -76,20 +83,21 @@ class FilePartitioningStage(ProcessingStage[EmptyTask, FileGroupTask]):
     def dataset_name_for(self, group: list[str]) -> str:
         return self.dataset_name or "dataset"
 
-    def _group(self, files: Iterable[tuple[str, int]]) -> Iterator[list[str]]:
-        """Group ``(path, size)`` pairs into partitions, yielding each as soon as it is full."""
+    def _group(self, files: Iterable[tuple[str, int]]) -> Iterator[tuple[list[str], int]]:
+        """Group ``(path, size)`` pairs into partitions, yielding each (with its total size) as
+        soon as it is full."""
         per_group = int(self.files_per_partition or 1) if self.blocksize is None else None
         limit = _parse_size(self.blocksize) if self.blocksize is not None else 0
         cur: list[str] = []
         size = 0
         for f, s in files:
             if cur and (len(cur) >= per_group if per_group else size + s > limit):
-                yield cur
+                yield cur, size
                 cur, size = [], 0
             cur.append(f)
             size += s
         if cur:
-            yield cur
+            yield cur, size
 
 
 _UNITS = {"": 1, "B": 1, "KB": 1000, "MB": 1000**2, "GB": 1000**3, "KIB": 1024,

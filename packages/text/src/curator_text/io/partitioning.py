@@ -4,10 +4,10 @@ uncompressed line-delimited files, so a reader's memory does not depend on file 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from curator import FileGroupTask
-from curator.io import get_fs
 from curator.stages.file_partitioning import FilePartitioningStage, _parse_size
 from curator.tasks import stable_id
 
@@ -28,31 +28,14 @@ class ByteRangePartitioningStage(FilePartitioningStage):
 
     name: str = "ByteRangePartitioningStage"
 
-    def process(self, task) -> list[FileGroupTask]:
-        tasks = super().process(task)
-        if self.blocksize is None:
-            return tasks
-        limit = _parse_size(self.blocksize)
-        out: list[FileGroupTask] = []
-        for t in tasks:
-            size = _size(t.data[0]) if len(t.data) == 1 else 0
-            path = t.data[0]
-            if size <= limit or path.lower().endswith(_COMPRESSED):
-                out.append(t)
-                continue
-            for start in range(0, size, limit):
-                end = min(start + limit, size)
-                out.append(FileGroupTask(
-                    task_id=stable_id(path, f"{start}-{end}"), dataset_name=t.dataset_name,
-                    data=[path], metadata={"source_files": [path], BYTE_RANGE_KEY: [start, end]}))
-        if self.limit is not None:
-            out = out[: self.limit]
-        return out
-
-
-def _size(path: str) -> int:
-    try:
-        fs, p = get_fs(path)
-        return int(fs.size(p) or 0)
-    except Exception:  # noqa: BLE001 - an unreadable file is reported by the reader
-        return 0
+    def tasks_for(self, group: list[str], size: int) -> Iterator[FileGroupTask]:
+        path = group[0]
+        limit = _parse_size(self.blocksize) if self.blocksize is not None else 0
+        if not limit or len(group) > 1 or size <= limit or path.lower().endswith(_COMPRESSED):
+            yield from super().tasks_for(group, size)
+            return
+        for start in range(0, size, limit):  # sizes come from the source listing
+            end = min(start + limit, size)
+            yield FileGroupTask(
+                task_id=stable_id(path, f"{start}-{end}"), dataset_name=self.dataset_name_for(group),
+                data=[path], metadata={"source_files": [path], BYTE_RANGE_KEY: [start, end]})
