@@ -5,6 +5,8 @@ driver's own memory growth per task (this process only: what the driver holds pe
     uv run python benchmarks/executors.py [--tasks 40] [--items 200] [--rounds 300]
     # driver cost per task for many tiny partitions, outputs collected vs not (issue 23):
     uv run python benchmarks/executors.py --tasks 3000 --noop-only --workers 2 --collect both
+    # driver cost as the task count grows 10x (marginal ms and KB per task between the sizes):
+    uv run python benchmarks/executors.py --scale 10000,100000 --workers 2 --collect off
 
 Ray runs share one local cluster (RayClient, all cores) started before the first Ray run. With a
 CUDA GPU, ``--gpu-demo`` also shows ``Resources(gpus=0.25)`` packing four actors on one GPU.
@@ -91,6 +93,21 @@ def run_one(kind: str, workers: int, stage: ProcessingStage, n: int, items: int,
             "peak_mb": mem.peak / 2**20, "driver_kb_task": (driver.peak - base) / 1024 / n}
 
 
+def scale(kinds: list[str], workers: int, small: int, big: int, collect: bool) -> None:
+    """Noop at ``small`` and ``big`` tasks: what each task beyond ``small`` costs the driver
+    (the fixed start-up of an engine drops out of the difference)."""
+    for kind in kinds:
+        a = run_one(kind, workers, Noop(), small, 1, collect)
+        b = run_one(kind, workers, Noop(), big, 1, collect)
+        ms = 1000 * (b["wall"] - a["wall"]) / (big - small)
+        kb = (b["driver_kb_task"] * big - a["driver_kb_task"] * small) / (big - small)
+        print(f"{kind:<16}{'Noop':<6}{'on' if collect else 'off':>8}{workers:>8}"
+              f"  {small}: {a['per_task_ms']:.2f} ms/task {a['driver_kb_task']:.2f} KB/task; "
+              f"{big}: {b['per_task_ms']:.2f} ms/task {b['driver_kb_task']:.2f} KB/task; "
+              f"marginal {ms:.2f} ms/task {kb:.2f} KB/task; peak RSS {b['peak_mb']:.0f} MB",
+              flush=True)
+
+
 def gpu_demo() -> None:
     """Four actors of a Resources(gpus=0.25) stage on one GPU (needs CUDA; not run without)."""
     import ray
@@ -127,6 +144,9 @@ def main() -> None:
     ap.add_argument("--collect", choices=["on", "off", "both"], default="on",
                     help="collect_outputs on the executors (both: one row each)")
     ap.add_argument("--gpu-demo", action="store_true")
+    ap.add_argument("--scale", default="",
+                    help="two task counts, e.g. 10000,100000: the Noop stage at both, and the "
+                         "marginal driver time and memory per task between them")
     args = ap.parse_args()
     os.environ.setdefault("CURATOR_SUMMARY", "0")
     kinds = args.executors.split(",")
@@ -142,6 +162,10 @@ def main() -> None:
     stages = [(Noop(), 1)] + ([] if args.noop_only else [(Hash(rounds=args.rounds), args.items)])
     collects = {"on": [True], "off": [False], "both": [True, False]}[args.collect]
     try:
+        if args.scale:
+            scale(kinds, int(args.workers.split(",")[-1]), *map(int, args.scale.split(",")),
+                  collect=args.collect == "on")
+            return
         for kind in kinds:
             for workers in map(int, args.workers.split(",")):
                 for (stage, items), collect in ((s, c) for s in stages for c in collects):

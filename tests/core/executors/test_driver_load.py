@@ -83,3 +83,35 @@ def test_actor_pool_in_flight_batches_survive_a_dead_actor(ray_cluster, tmp_path
     assert read_records(str(tmp_path / "out")) == expected_records(parts)
     stats = {s.name: s for s in result.stats.stages}
     assert stats["DieOnce"].worker_restarts == 1 and stats["DieOnce"].tasks_out == 8
+
+
+def test_ray_data_blocks_hold_many_tasks_only_when_there_are_many():
+    from curator.executors.ray_data import tasks_per_block
+
+    assert tasks_per_block(32, {"CPU": 2.0}) == 1  # small runs: every task its own block
+    assert tasks_per_block(33, {"CPU": 2.0}) == 2
+    assert tasks_per_block(100_000, {"CPU": 2.0}) == 64  # 1,563 blocks, not 100,000
+    assert tasks_per_block(100_000, {"CPU": 2.0}, 5) == 5
+
+
+@pytest.mark.ray
+def test_ray_data_chunked_blocks_keep_failures_per_task(ray_cluster, tmp_path):
+    """Four tasks per block: a failing task is rejected alone, its block mates are written once,
+    and every partition is checkpointed (a resume has nothing left to do)."""
+    from curator.executors.ray_data import RayDataExecutor
+
+    from tests.core.executors.stages import RaiseOn
+
+    parts = make_partitions(10)
+    pipe = Pipeline("blocks", stages=[Square(), RaiseOn(victim="part005"), SplitInTwo(),
+                                      JsonWriter(str(tmp_path / "out"))])
+    ckpt = str(tmp_path / "ckpt")
+    result = pipe.run(RayDataExecutor(tasks_per_block=4), initial_tasks=parts,
+                      checkpoint_dir=ckpt, max_retries=0, summary=False)
+    kept = [p for p in parts if p.task_id != "part005"]
+    assert read_records(str(tmp_path / "out")) == expected_records(kept)
+    assert [str(f).split(":")[0] for f in result.failed] == ["RaiseOn/part005"]
+    again = pipe.run(RayDataExecutor(tasks_per_block=4), initial_tasks=make_partitions(10),
+                     checkpoint_dir=ckpt, max_retries=0, summary=False)
+    assert again.stats.stages[0].skipped == 9  # only the failed partition is redone
+    assert [str(f).split(":")[0] for f in again.failed] == ["RaiseOn/part005"]

@@ -71,5 +71,9 @@ def test_actor_pool_rejects_a_task_that_kills_every_worker(ray_cluster, tmp_path
     assert {r[0] for r in read_records(str(out))} == {"part000", "part002"}
     assert result.rejected.counts == {"Square": 1}  # counted on the group's first stage
     stats = result.stats.stages[0]
-    assert stats.failed_tasks == 1 and stats.worker_restarts == 2 and stats.retries == 1
+    # part001 killed its actor twice (1 retry, then rejected). Ray may also lose the reply of the
+    # call that finished just before the os._exit, so that task is redone once, with one restart
+    # and one retry; a task that dies and then succeeds adds as many restarts as retries.
+    assert stats.failed_tasks == 1 and stats.worker_restarts >= 2
+    assert stats.worker_restarts - stats.retries == 1
     assert "died" in result.rejected.records[0].error

@@ -8,7 +8,7 @@ from typing import Any
 
 import cloudpickle
 
-from curator.executors.base import OutputCollector, RunContext
+from curator.executors.base import OutputCollector, RunContext, ensure_setup, release_stage
 from curator.executors.fusion import StageGroup, chain_reports
 from curator.executors.ray_common import (
     RayExecutorBase,
@@ -21,7 +21,7 @@ from curator.executors.stats import RunStats
 from curator.stages.base import ProcessingStage
 from curator.tasks import Task
 
-__all__ = ["RayDataExecutor"]
+__all__ = ["RayDataExecutor", "tasks_per_block"]
 
 
 class _GroupUDF:
@@ -43,7 +43,7 @@ class _GroupUDF:
         self.collect_outputs = collect_outputs
         self.worker = f"{self.group.name}-ray"
         for stage in self.group.stages:
-            stage.setup({"worker": self.worker})
+            ensure_setup(stage, {"worker": self.worker})
 
     def __call__(self, batch: Any) -> Any:
         import pyarrow as pa  # noqa: PLC0415
@@ -64,16 +64,26 @@ class _GroupUDF:
     def __del__(self) -> None:  # actors end with the dataset: give the stages their teardown
         for stage in self.group.stages:
             try:
-                stage.teardown()
+                release_stage(stage)
             except Exception:  # noqa: BLE001, S110 - nothing to report to at interpreter exit
                 pass
+
+
+def tasks_per_block(n_tasks: int, cluster: dict[str, float], configured: Any = None) -> int:
+    """Tasks per Ray Data input block: one while there are at most 16 tasks per cluster CPU
+    (every task its own unit of parallel work), else enough per block to keep about 16 blocks
+    per CPU, at most 64 (each block costs the driver a Ray object and a Ray task)."""
+    if configured:
+        return max(1, int(configured))
+    per_cpu = 16 * max(1, int(cluster.get("CPU", 1)))
+    return max(1, min(64, -(-n_tasks // per_cpu)))
 
 
 class RayDataExecutor(RayExecutorBase):
     """Streams tasks through all stages at once on Ray Data.
 
     The source stage (the one given the empty root task: file listing, manifest) runs on the
-    driver; each of its tasks becomes one block. Consecutive stages asking for the same
+    driver; its tasks become blocks (``tasks_per_block``). Consecutive stages asking for the same
     ``Resources`` are fused into one ``map_batches`` step, so a task is pickled once per group
     rather than once per stage (``fuse_stages=False``: one stage per step). A group with a
     ``setup`` runs in an actor pool (each member's ``setup`` once per actor); a stateless group
@@ -103,10 +113,12 @@ class RayDataExecutor(RayExecutorBase):
         collect_outputs: bring the output tasks back to the driver (default ``True``); with
             ``False`` workers send only their count and paths (``result.num_outputs``,
             ``result.output_paths``) and the result list stays empty.
+        tasks_per_block: tasks per input block (default: one each while there are at most 16
+            tasks per cluster CPU, then up to 64, so 100k partitions are not 100k Ray objects).
     """
 
     name = "ray_data"
-    config_keys = RayExecutorBase.config_keys | {"max_worker_restarts"}
+    config_keys = RayExecutorBase.config_keys | {"max_worker_restarts", "tasks_per_block"}
 
     def plan(self, groups: list[StageGroup],
              cluster: dict[str, float]) -> list[tuple[int, dict[str, Any]]]:
@@ -173,10 +185,11 @@ class RayDataExecutor(RayExecutorBase):
         if not tasks or first == len(stages):
             outputs.add(tasks if first == len(stages) else [])
             return outputs
-        # one block per task: every task is a unit of parallel work from the start
+        per_block = tasks_per_block(len(tasks), cluster, self.config.get("tasks_per_block"))
         ds = ray.data.from_arrow([
-            pa.table({"task": pa.array([cloudpickle.dumps(t)], pa.binary()),
-                      "event": pa.array([b""], pa.binary())}) for t in tasks])
+            pa.table({"task": pa.array([cloudpickle.dumps(t) for t in chunk], pa.binary()),
+                      "event": pa.array([b""] * len(chunk), pa.binary())})
+            for chunk in (tasks[i:i + per_block] for i in range(0, len(tasks), per_block))])
         restarts = int(self.config.get("max_worker_restarts", 4))
         groups = self.groups(stages[first:], first)
         for group, (n, args) in zip(groups, self.plan(groups, cluster), strict=True):
