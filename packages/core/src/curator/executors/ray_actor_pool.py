@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import queue
 import threading
+import time
 from collections import deque
 from dataclasses import replace
 from typing import Any
@@ -14,7 +15,9 @@ from curator.executors.base import (
     OutputCollector,
     RunContext,
     StageCall,
+    ensure_setup,
     failed_task_record,
+    release_stage,
 )
 from curator.executors.fusion import StageGroup, chain_reports
 from curator.executors.local import plan_workers
@@ -22,6 +25,7 @@ from curator.executors.ray_client import alive_nodes, node_slots
 from curator.executors.ray_common import (
     RayExecutorBase,
     node_gpu_memory_gb,
+    stage_override,
     start_tasks,
 )
 from curator.executors.retry import BatchOutcome, OutcomeReport, apply_report, outcome_report
@@ -30,7 +34,7 @@ from curator.executors.workers import StageSetupError
 from curator.stages.base import ProcessingStage
 from curator.tasks import Task
 
-__all__ = ["RayActorPoolExecutor"]
+__all__ = ["RayActorPoolExecutor", "GrowthController"]
 
 
 class _GroupActor:
@@ -40,7 +44,7 @@ class _GroupActor:
         self.name = name
         self.group: StageGroup = cloudpickle.loads(group_bytes)
         for stage in self.group.stages:
-            stage.setup({"worker": name})
+            ensure_setup(stage, {"worker": name})
 
     def ready(self) -> bool:
         return True
@@ -56,7 +60,7 @@ class _GroupActor:
 
     def teardown(self) -> None:
         for stage in self.group.stages:
-            stage.teardown()
+            release_stage(stage)
 
 
 class _ActorDied(Exception):
@@ -153,6 +157,31 @@ class _Actor:
             ray.kill(self.handle)
 
 
+class GrowthController:
+    """Decides when an actor pool takes one more actor: while batches wait beyond what the
+    running actors hold, the pool is under ``max_workers`` and the cluster has room for one
+    more (a node joined, or another group let go), checked every ``interval_s``."""
+
+    def __init__(self, max_workers: int, cpus: float, gpus: float, interval_s: float) -> None:
+        self.max_workers = max_workers
+        self.cpus, self.gpus = cpus, gpus
+        self.interval_s = interval_s
+        self._next = time.monotonic() + interval_s
+
+    def wants_another(self, running: int, waiting: int, depth: int,
+                      errors: list[BaseException]) -> bool:
+        if errors or running >= self.max_workers or waiting < depth:
+            return False
+        if time.monotonic() < self._next:
+            return False
+        self._next = time.monotonic() + self.interval_s
+        import ray  # noqa: PLC0415
+
+        free = ray.available_resources()
+        return (free.get("CPU", 0.0) + 1e-9 >= self.cpus
+                and (not self.gpus or free.get("GPU", 0.0) + 1e-9 >= self.gpus))
+
+
 class RayActorPoolExecutor(RayExecutorBase):
     """Runs one group of stages at a time over all tasks on a pool of Ray actors, then the next.
 
@@ -183,11 +212,21 @@ class RayActorPoolExecutor(RayExecutorBase):
             default ``False``). Actors are spread over the nodes that have room for them.
         gpu_memory_gb_per_gpu: GPU memory in GB to size ``gpu_memory_gb`` against where the
             cluster's GPU type is unknown (see :mod:`curator.executors.gpu_sizing`).
+        max_workers: let a group's pool grow up to this many actors (int or
+            ``{stage_name: int}``; default: the starting size, no growth): while batches wait
+            and the cluster has room (a node joined), one more actor starts every
+            ``scale_interval_s`` (default 2). Actors leave as the work runs out.
     """
 
     name = "ray_actor_pool"
     config_keys = RayExecutorBase.config_keys | {"setup_timeout_s", "ignore_head_node",
-                                                 "batches_in_flight"}
+                                                 "batches_in_flight", "max_workers",
+                                                 "scale_interval_s"}
+
+    def max_workers(self, group: StageGroup) -> int:
+        """The most actors ``group``'s pool may grow to (``max_workers`` config), 0 for none."""
+        return max((int(stage_override(self.config, "max_workers", s) or 0)
+                    for s in group.stages), default=0)
 
     def _run(self, stages: list[ProcessingStage], initial: list[Task], ctx: RunContext,
              stats: RunStats, cluster: dict[str, float]) -> OutputCollector:
@@ -300,12 +339,26 @@ class RayActorPoolExecutor(RayExecutorBase):
                     except Exception as exc:  # noqa: BLE001
                         errors.append(exc)
 
-        threads = [threading.Thread(target=worker, args=(w,), daemon=True,
-                                    name=f"curator-{group.name}-{w}") for w in range(n)]
-        for t in threads:
+        threads: list[threading.Thread] = []
+
+        def start_worker() -> None:
+            t = threading.Thread(target=worker, args=(len(threads),), daemon=True,
+                                 name=f"curator-{group.name}-{len(threads)}")
+            threads.append(t)
             t.start()
+
+        for _ in range(n):
+            start_worker()
+        grow = GrowthController(self.max_workers(group), opts["num_cpus"], frac or 0.0,
+                                float(self.config.get("scale_interval_s", 2.0)))
+        while any(t.is_alive() for t in threads):
+            threads[-1].join(0.2)
+            if grow.wants_another(len(threads), work.qsize(), depth, errors):
+                slots[:] = node_slots(alive_nodes(ignore_head), opts["num_cpus"], frac or 0.0)
+                start_worker()
+                for i in group.indices:
+                    stats.stages[i].workers = len(threads)
         for t in threads:
-            while t.is_alive():
-                t.join(0.2)
+            t.join()
         if errors:
             raise errors[0]

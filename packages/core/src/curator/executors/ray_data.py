@@ -15,6 +15,7 @@ from curator.executors.ray_common import (
     apply_report,
     has_setup,
     node_gpu_memory_gb,
+    stage_override,
     start_tasks,
 )
 from curator.executors.stats import RunStats
@@ -113,12 +114,16 @@ class RayDataExecutor(RayExecutorBase):
         collect_outputs: bring the output tasks back to the driver (default ``True``); with
             ``False`` workers send only their count and paths (``result.num_outputs``,
             ``result.output_paths``) and the result list stays empty.
+        max_workers: let a group's actor pool grow up to this many actors (int or
+            ``{stage_name: int}``): Ray Data's autoscaling pool, from ``num_workers`` (or the
+            planned size) to ``max_workers`` as work queues up and the cluster has room.
         tasks_per_block: tasks per input block (default: one each while there are at most 16
             tasks per cluster CPU, then up to 64, so 100k partitions are not 100k Ray objects).
     """
 
     name = "ray_data"
-    config_keys = RayExecutorBase.config_keys | {"max_worker_restarts", "tasks_per_block"}
+    config_keys = RayExecutorBase.config_keys | {"max_worker_restarts", "tasks_per_block",
+                                                 "max_workers"}
 
     def plan(self, groups: list[StageGroup],
              cluster: dict[str, float]) -> list[tuple[int, dict[str, Any]]]:
@@ -155,11 +160,13 @@ class RayDataExecutor(RayExecutorBase):
         scale = min(1.0, room / want) if want else 1.0
         plans = []
         for g, n, a in zip(groups, sizes, actor, strict=True):
+            top = max((int(stage_override(self.config, "max_workers", s) or 0)
+                       for s in g.stages), default=0)
             share = g.resources.cpus * scale if a else min(g.resources.cpus, tasks_cpus)
             args: dict[str, Any] = {
                 "num_cpus": max(int(share * 1000) / 1000, 0.001),
-                "compute": (ray.data.ActorPoolStrategy(size=n) if a
-                            else ray.data.TaskPoolStrategy(size=n))}
+                "compute": (ray.data.ActorPoolStrategy(min_size=n, max_size=max(n, top))
+                            if a else ray.data.TaskPoolStrategy(size=max(n, top)))}
             frac = g.resources.gpu_fraction(gpu_mem)
             if frac:
                 args["num_gpus"] = frac
