@@ -125,3 +125,27 @@ def test_workflow_config_errors(tmp_path) -> None:
         SemanticDeduplicationWorkflow(str(tmp_path), str(tmp_path / "o"), keep="best")
     with pytest.raises(ValueError, match="n_clusters"):
         SemanticDeduplicationWorkflow(str(tmp_path), str(tmp_path / "o"), n_clusters=0)
+
+
+def test_workflow_samples_on_the_workers_and_reads_only_the_sample(tmp_path, monkeypatch) -> None:
+    """The k-means sample is taken per file by a stage (on the executor's workers); the driver
+    reads the sample files, never the embedding files themselves."""
+    import pyarrow.parquet as pq
+    from curator.dedup import SemanticDeduplicationWorkflow
+    from curator.dedup import semantic_workflow as sw
+
+    monkeypatch.setenv("CURATOR_SUMMARY", "0")
+    x = _planted()
+    _write_embeddings(tmp_path / "in", x, parts=4)
+    wf = SemanticDeduplicationWorkflow(str(tmp_path / "in"), str(tmp_path / "out"),
+                                       id_field="image_id", embedding_field="image_embedding",
+                                       n_clusters=4, eps=0.01, kmeans_sample=60)
+    monkeypatch.setattr(sw, "fit_centroids", lambda *a, **k: (_ for _ in ()).throw(
+        AssertionError("the driver-side fit read every embedding file")))
+    assert wf.run().num_duplicates == 3
+    samples = sorted((tmp_path / "out" / "cache" / "semantic" / "sample").glob("*.parquet"))
+    assert [pq.read_table(p).num_rows for p in samples] == [15, 15, 15, 15]  # 60 over 4 files
+    rows = sw.sample_rows(str(sorted((tmp_path / "in").glob("*.parquet"))[2]),
+                          "image_embedding", 15, 42, 2)
+    assert np.allclose(rows, sw.embeddings_to_numpy(pq.read_table(samples[2]).column(
+        "embedding")))  # the same rows whichever process samples the file

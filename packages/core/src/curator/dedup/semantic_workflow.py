@@ -2,7 +2,8 @@
 
 Phases (each a pipeline on the workflow's executor, resumable through ``cache_path``):
 
-1. k-means centroids are fitted on (a sample of at most ``kmeans_sample`` of) the embeddings;
+1. ``SampleEmbeddingsStage`` samples each file on the workers (at most ``kmeans_sample`` rows in
+   all); k-means centroids are fitted on that sample;
 2. ``AssignClustersStage``: each input file's rows go to their nearest centroid's partition;
 3. ``ClusterDedupStage``: each cluster keeps one row of every group whose cosine similarity is
    ``>= 1 - eps`` (order set by ``keep``) and writes the others' ids.
@@ -19,14 +20,16 @@ import pyarrow.parquet as pq
 
 from curator.dedup.io import read_table, write_parquet
 from curator.dedup.kmeans import kmeans, normalize
-from curator.dedup.semantic import check_params, dedup_cluster
-from curator.dedup.workflow import DeduplicationWorkflow, done
+from curator.dedup.semantic import check_params, dedup_cluster, nearest_kept
+from curator.dedup.workflow import DeduplicationWorkflow, done, group_size_counts
+from curator.executors.stats import DEDUP_GROUP_SIZES
 from curator.io import expand_paths, join_path
 from curator.stages.base import ProcessingStage
 from curator.tasks import FileGroupTask, Task
 
 __all__ = ["SemanticDeduplicationWorkflow", "AssignClustersStage", "ClusterDedupStage",
-           "embeddings_to_numpy", "fit_centroids"]
+           "SampleEmbeddingsStage", "embeddings_to_numpy", "fit_centroids", "sample_rows",
+           "centroids_of"]
 
 
 def embeddings_to_numpy(column: pa.ChunkedArray | pa.Array) -> np.ndarray:
@@ -43,23 +46,51 @@ def embeddings_to_numpy(column: pa.ChunkedArray | pa.Array) -> np.ndarray:
     return flat.reshape(n, flat.size // n)
 
 
-def fit_centroids(files: Sequence[str], column: str, *, n_clusters: int, kmeans_sample: int,
-                  seed: int) -> np.ndarray:
-    """K-means centroids of the L2-normalised vectors in ``column`` of ``files``, fitted on at
-    most ``kmeans_sample`` rows spread evenly over the files (a seeded random subset of each);
-    an empty ``(0, 0)`` array when the files hold no vectors."""
-    per_file = max(1, kmeans_sample // max(1, len(files)))
-    rng = np.random.default_rng(seed)
-    parts = []
-    for f in files:
-        x = embeddings_to_numpy(read_table(f, [column]).column(column))
-        if len(x) > per_file:
-            x = x[np.sort(rng.choice(len(x), per_file, replace=False))]
-        if len(x):
-            parts.append(x)
+def sample_rows(path: str, column: str, k: int, seed: int, index: int) -> np.ndarray:
+    """At most ``k`` vectors of ``column`` in ``path``: a random subset seeded by ``seed`` and the
+    file's ``index`` (the same rows whichever worker samples the file)."""
+    x = embeddings_to_numpy(read_table(path, [column]).column(column))
+    if len(x) > k:
+        x = x[np.sort(np.random.default_rng([seed, index]).choice(len(x), k, replace=False))]
+    return x
+
+
+def centroids_of(parts: Sequence[np.ndarray], n_clusters: int, seed: int) -> np.ndarray:
+    """K-means centroids of the L2-normalised rows of ``parts``; ``(0, 0)`` when empty."""
+    parts = [x for x in parts if len(x)]
     if not parts:
         return np.empty((0, 0), np.float32)
     return kmeans(normalize(np.concatenate(parts)), n_clusters, seed=seed)[1]
+
+
+def fit_centroids(files: Sequence[str], column: str, *, n_clusters: int, kmeans_sample: int,
+                  seed: int) -> np.ndarray:
+    """K-means centroids of the L2-normalised vectors in ``column`` of ``files``, fitted on at
+    most ``kmeans_sample`` rows spread evenly over the files (:func:`sample_rows` of each), read
+    in this process; an empty ``(0, 0)`` array when the files hold no vectors."""
+    per_file = max(1, kmeans_sample // max(1, len(files)))
+    return centroids_of([sample_rows(f, column, per_file, seed, i) for i, f in enumerate(files)],
+                        n_clusters, seed)
+
+
+class SampleEmbeddingsStage(ProcessingStage[FileGroupTask, FileGroupTask]):
+    """Writes :func:`sample_rows` of one input file to ``sample_dir`` (on the workers, so the
+    driver reads only the sample, never every embedding file)."""
+
+    name = "SampleEmbeddings"
+
+    def __init__(self, column: str, per_file: int, seed: int, sample_dir: str) -> None:
+        self.column, self.per_file, self.seed, self.sample_dir = column, per_file, seed, sample_dir
+
+    def process(self, task: FileGroupTask) -> FileGroupTask:
+        i = int(task.metadata["file_index"])
+        out = join_path(self.sample_dir, f"f{i:05d}.parquet")
+        if not done(out):
+            x = sample_rows(task.data[0], self.column, self.per_file, self.seed, i)
+            dim = x.shape[1] if x.ndim == 2 else 0
+            write_parquet(pa.table({"embedding": pa.FixedSizeListArray.from_arrays(
+                pa.array(x.ravel(), pa.float32()), dim)}), out)
+        return task.derive([out])
 
 
 class AssignClustersStage(ProcessingStage[FileGroupTask, FileGroupTask]):
@@ -93,7 +124,8 @@ class AssignClustersStage(ProcessingStage[FileGroupTask, FileGroupTask]):
 
 
 class ClusterDedupStage(ProcessingStage[Task, Task]):
-    """Find the duplicates within one cluster and write their ids (and the id they duplicate)."""
+    """Find the duplicates within one cluster and write their ids (``id``) and the id of the
+    kept row most similar to each (``duplicate_of``); publishes the group sizes."""
 
     name = "ClusterDedup"
 
@@ -106,7 +138,11 @@ class ClusterDedupStage(ProcessingStage[Task, Task]):
         c = int(task.metadata["partition_index"])
         out = join_path(self.duplicates_dir, f"semantic_c{c:05d}.parquet")
         if done(out):
-            task.metadata["duplicates"] = pq.read_metadata(out).num_rows
+            table = pq.read_table(out)
+            task.metadata["duplicates"] = table.num_rows
+            if "duplicate_of" in table.column_names:
+                self.publish_counts(DEDUP_GROUP_SIZES,
+                                    group_size_counts(table.column("duplicate_of").to_numpy()))
             return task
         try:
             files = expand_paths(join_path(self.cache_dir, f"c{c:05d}"), [".parquet"])
@@ -122,8 +158,12 @@ class ClusterDedupStage(ProcessingStage[Task, Task]):
         x = embeddings_to_numpy(t.column("embedding"))
         remove = dedup_cluster(x, rank_of, self.centroids[c], eps=self.eps, keep=self.keep,
                                rng=np.random.default_rng(self.seed + c))
-        write_parquet(pa.table({"id": t.column("id").take(np.flatnonzero(remove))}), out)
+        kept_of = nearest_kept(x, remove)
+        ids = t.column("id")
+        write_parquet(pa.table({"id": ids.take(np.flatnonzero(remove)),
+                                "duplicate_of": ids.take(kept_of)}), out)
         task.metadata["duplicates"] = int(remove.sum())
+        self.publish_counts(DEDUP_GROUP_SIZES, group_size_counts(kept_of))
         return task
 
 
@@ -162,8 +202,14 @@ class SemanticDeduplicationWorkflow(DeduplicationWorkflow):
         if done(path):
             cols = pq.read_table(path).column("centroid")
             return embeddings_to_numpy(cols)
-        centroids = fit_centroids(files, self.embedding_field, n_clusters=self.n_clusters,
-                                  kmeans_sample=self.kmeans_sample, seed=self.seed)
+        per_file = max(1, self.kmeans_sample // max(1, len(files)))
+        samples = self.run_stage(
+            SampleEmbeddingsStage(self.embedding_field, per_file, self.seed,
+                                  join_path(self.cache_path, "semantic", "sample")),
+            self.file_tasks(files))
+        parts = [embeddings_to_numpy(pq.read_table(t.data[0]).column("embedding"))
+                 for t in sorted(samples, key=lambda t: t.data[0])]
+        centroids = centroids_of(parts, self.n_clusters, self.seed)
         if centroids.size == 0:
             return centroids
         write_parquet(pa.table({"centroid": pa.FixedSizeListArray.from_arrays(
