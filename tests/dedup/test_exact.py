@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 import numpy as np
 import pyarrow as pa
@@ -91,3 +92,21 @@ def test_config_errors_name_the_parameter(tmp_path) -> None:
         ExactDeduplicationWorkflow(str(tmp_path), str(tmp_path / "o"), num_partitions=0)
     with pytest.raises(ValueError, match="input_filetype"):
         ExactDeduplicationWorkflow(str(tmp_path), str(tmp_path / "o"), input_filetype="csv")
+
+
+def test_shuffle_partitions_grow_with_the_input(tmp_path, monkeypatch):
+    """Beyond 64 files the partition count follows the input's size, not a fixed cap."""
+    from curator.dedup import ExactDeduplicationWorkflow
+
+    wf = ExactDeduplicationWorkflow(str(tmp_path), str(tmp_path / "out"))
+    files = [str(tmp_path / f"f{i}.jsonl") for i in range(100)]
+    for f in files:
+        with open(f, "w") as fh:
+            fh.write('{"id": "x", "text": "' + "a" * 4000 + '"}\n')
+    wf.fingerprint(files)
+    assert wf.shuffle_partitions(files) == 64  # 400 KB of input: one per file, capped
+    monkeypatch.setattr(type(wf), "bytes_per_partition", 2000)
+    total = sum(os.path.getsize(f) for f in files)
+    assert wf.shuffle_partitions(files) == -(-total // 2000) > 200  # ~402 KB / 2 KB each
+    assert ExactDeduplicationWorkflow(str(tmp_path), str(tmp_path / "o"),
+                                      num_partitions=7).shuffle_partitions(files) == 7

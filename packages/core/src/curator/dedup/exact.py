@@ -17,7 +17,8 @@ import pyarrow.parquet as pq
 
 from curator.dedup.hashing import hash_column
 from curator.dedup.io import read_table, write_parquet
-from curator.dedup.workflow import DeduplicationWorkflow, done
+from curator.dedup.workflow import DeduplicationWorkflow, done, group_size_counts
+from curator.executors.stats import DEDUP_GROUP_SIZES
 from curator.io import expand_paths, join_path
 from curator.stages.base import ProcessingStage
 from curator.tasks import FileGroupTask, Task
@@ -88,7 +89,9 @@ class ExactDuplicatesStage(ProcessingStage[Task, Task]):
         p = int(task.metadata["partition_index"])
         out = join_path(self.duplicates_dir, f"exact_p{p:05d}.parquet")
         if done(out):
-            task.metadata["duplicates"] = pq.read_metadata(out).num_rows
+            kept = pq.read_table(out, columns=["duplicate_of"]).column("duplicate_of")
+            task.metadata["duplicates"] = len(kept)
+            self.publish_counts(DEDUP_GROUP_SIZES, group_size_counts(kept.to_numpy()))
             return task
         try:
             files = expand_paths(join_path(self.cache_dir, f"p{p:05d}"), [".parquet"])
@@ -103,6 +106,7 @@ class ExactDuplicatesStage(ProcessingStage[Task, Task]):
         ids = t.column("id")
         write_parquet(pa.table({"id": ids.take(dup), "duplicate_of": ids.take(kept)}), out)
         task.metadata["duplicates"] = len(dup)
+        self.publish_counts(DEDUP_GROUP_SIZES, group_size_counts(kept))
         return task
 
 
@@ -115,7 +119,8 @@ class ExactDeduplicationWorkflow(DeduplicationWorkflow):
 
     Parameters (besides those of :class:`DeduplicationWorkflow`):
         text_field: the column compared (any type; strings and binaries are hashed as bytes).
-        num_partitions: hash partitions of the shuffle (default: one per input file, at most 64).
+        num_partitions: hash partitions of the shuffle (default: one per input file up to 64,
+            or one per 256 MiB of input when that is more).
     """
 
     name = "exact_dedup"
@@ -133,7 +138,7 @@ class ExactDeduplicationWorkflow(DeduplicationWorkflow):
         self.num_partitions = num_partitions
 
     def identify(self, files: list[str]) -> int:
-        parts = self.num_partitions or max(1, min(64, len(files)))
+        parts = self.shuffle_partitions(files)
         cache = join_path(self.cache_path, "exact", f"hashes_{parts}")
         self.run_stage(ExactHashStage(self.text_field, self.id_field, cache, parts),
                        self.file_tasks(files))

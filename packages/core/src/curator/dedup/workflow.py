@@ -23,19 +23,21 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from curator.dedup.io import exists, list_inputs, read_table, write_parquet, write_table
 from curator.executors.base import BaseExecutor
+from curator.executors.stats import DEDUP_GROUP_SIZES
 from curator.io import atomic_write, expand_paths, get_fs, join_path
 from curator.pipeline import Pipeline
 from curator.stages.base import ProcessingStage
 from curator.tasks import FileGroupTask, Task, stable_id
 
 __all__ = ["DeduplicationWorkflow", "DeduplicationResult", "RemoveDuplicatesStage",
-           "output_names", "read_id_table", "done", "input_fingerprint"]
+           "output_names", "read_id_table", "done", "input_fingerprint", "group_size_counts"]
 
 log = logging.getLogger(__name__)
 
@@ -49,7 +51,8 @@ class DeduplicationResult:
     """What a workflow run produced: where the duplicate ids (and deduplicated data) are.
 
     ``rejected`` counts the records (malformed lines …) each stage sent to the rejected sink;
-    ``timings`` the seconds each phase took.
+    ``timings`` the seconds each phase took; ``group_sizes`` the duplicate groups found, by size
+    (members, the kept one included) -> number of groups.
     """
 
     duplicates_path: str
@@ -58,6 +61,19 @@ class DeduplicationResult:
     num_removed: int | None = None
     rejected: dict[str, int] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
+    group_sizes: dict[int, int] = field(default_factory=dict)
+
+
+def group_size_counts(kept_of_duplicates: Any) -> dict[int, int]:
+    """Duplicate groups by size (``{size: groups}``, sizes >= 2) from the kept row (or id) each
+    duplicate belongs to: what a dedup stage publishes as the
+    :data:`~curator.executors.stats.DEDUP_GROUP_SIZES` counter for the run reports."""
+    kept = np.asarray(kept_of_duplicates)
+    if not kept.size:
+        return {}
+    _, per_group = np.unique(kept, return_counts=True)
+    sizes, groups = np.unique(per_group + 1, return_counts=True)
+    return {int(s): int(g) for s, g in zip(sizes, groups, strict=True)}
 
 
 def output_names(files: Sequence[str]) -> list[str]:
@@ -120,8 +136,6 @@ class RemoveDuplicatesStage(ProcessingStage[FileGroupTask, FileGroupTask]):
         src, out = task.data[0], join_path(self.output_dir, task.metadata["output_name"])
         table = read_table(src, on_bad=lambda line, n, err: self.reject(
             task, "malformed JSON line", record={"line": line, "line_number": n}, error=err))
-        if self._ids is None:
-            self.setup()
         ids = table.column(self.id_field)
         keep = pc.invert(pc.is_in(ids.cast(self._ids.type) if ids.type != self._ids.type
                                   else ids, value_set=self._ids))
@@ -149,6 +163,8 @@ class DeduplicationWorkflow:
     cache_subdir = "dedup"
     #: glob of the files this workflow writes in ``output_path/duplicates``
     duplicates_glob = "*.parquet"
+    #: input bytes per shuffle partition when ``num_partitions`` is not given
+    bytes_per_partition = 256 * 2**20
 
     def __init__(self, input_path: str | Sequence[str], output_path: str, *,
                  cache_path: str | None = None, id_field: str = "id",
@@ -171,6 +187,7 @@ class DeduplicationWorkflow:
         self.executor = executor
         self._rejected: dict[str, int] = {}
         self._timings: dict[str, float] = {}
+        self._group_sizes: dict[int, int] = {}
 
     # -- helpers --------------------------------------------------------------------------------
     @property
@@ -199,6 +216,8 @@ class DeduplicationWorkflow:
             self.executor, initial_tasks=tasks, summary=False)
         for reason, count in result.rejected.counts.items():
             self._rejected[reason] = self._rejected.get(reason, 0) + count
+        for s in result.stats.stages:
+            self.note_group_sizes(s.counters.get(DEDUP_GROUP_SIZES, {}))
         self._timings[stage.name] = self._timings.get(stage.name, 0.0) + (
             time.perf_counter() - start)
         failed = [r for r in result.rejected.records if r.kind == "task"]
@@ -206,6 +225,21 @@ class DeduplicationWorkflow:
             raise RuntimeError(f"{self.name}: stage {stage.name} failed on {len(failed)} task(s); "
                                f"first error: {failed[0].error}")
         return list(result)
+
+    def note_group_sizes(self, sizes: dict[Any, int]) -> None:
+        """Add duplicate groups by size (``{size: groups}``) to the result's ``group_sizes``."""
+        for size, n in sizes.items():
+            self._group_sizes[int(size)] = self._group_sizes.get(int(size), 0) + int(n)
+
+    def shuffle_partitions(self, files: Sequence[str]) -> int:
+        """Hash partitions of a shuffle: ``num_partitions`` when given, else one per input file
+        (at most 64) or one per :attr:`bytes_per_partition` of input, whichever is more, so a
+        reducer's share stays bounded as the data grows."""
+        given = getattr(self, "num_partitions", None)
+        if given:
+            return int(given)
+        by_size = -(-int(getattr(self, "_input_bytes", 0)) // self.bytes_per_partition)
+        return max(1, min(64, len(files)), by_size)
 
     def write_duplicates(self, table: pa.Table, name: str) -> None:
         write_parquet(table, join_path(self.duplicates_path, name))
@@ -234,8 +268,9 @@ class DeduplicationWorkflow:
 
     def fingerprint(self, files: Sequence[str]) -> str:
         """A digest of the input files (paths, sizes, mtimes) and :meth:`parameters`."""
-        doc = {"workflow": self.name, "files": input_fingerprint(files),
-               "parameters": self.parameters()}
+        listing = input_fingerprint(files)
+        self._input_bytes = sum(int(size or 0) for _, size, _ in listing)
+        doc = {"workflow": self.name, "files": listing, "parameters": self.parameters()}
         return hashlib.sha256(json.dumps(doc, sort_keys=True, default=str).encode()).hexdigest()
 
     def prepare_outputs(self, files: Sequence[str]) -> str:
@@ -268,7 +303,7 @@ class DeduplicationWorkflow:
 
     def run(self) -> DeduplicationResult:
         """Identify the duplicates (and remove them when ``perform_removal``)."""
-        self._rejected, self._timings = {}, {}
+        self._rejected, self._timings, self._group_sizes = {}, {}, {}
         files = self.input_files()
         self.prepare_outputs(files)
         num = self.identify(files)
@@ -277,7 +312,7 @@ class DeduplicationWorkflow:
             duplicates_path=self.duplicates_path,
             output_path=join_path(self.output_path, "deduplicated") if self.perform_removal
             else None, num_duplicates=num, num_removed=removed, rejected=dict(self._rejected),
-            timings=dict(self._timings))
+            timings=dict(self._timings), group_sizes=dict(sorted(self._group_sizes.items())))
 
 
 def done(path: str) -> bool:

@@ -27,7 +27,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 from curator.dedup.io import write_parquet
-from curator.dedup.workflow import DeduplicationWorkflow, done
+from curator.dedup.workflow import DeduplicationWorkflow, done, group_size_counts
 from curator.errors import ConfigError
 from curator.io import expand_paths, join_path
 
@@ -63,7 +63,8 @@ class FuzzyDeduplicationWorkflow(DeduplicationWorkflow):
         seed: seed of the hash functions.
         use_jaccard: verify candidate pairs with the exact Jaccard similarity of their shingles.
         jaccard_threshold: minimum similarity of a verified pair.
-        num_partitions: hash partitions of the band-hash shuffle (default: input files, ≤ 64).
+        num_partitions: hash partitions of the band-hash shuffle (default: one per input file
+            up to 64, or one per 256 MiB of input when that is more).
         minhash_method: ``"oph"`` (one-permutation hashing, fast) or ``"permutations"``.
     """
 
@@ -101,7 +102,7 @@ class FuzzyDeduplicationWorkflow(DeduplicationWorkflow):
         return join_path(self.cache_path, "fuzzy", tag, *parts)
 
     def identify(self, files: list[str]) -> int:
-        parts = self.num_partitions or max(1, min(64, len(files)))
+        parts = self.shuffle_partitions(files)
         buckets = self._cache(f"buckets_{parts}")
         edges_dir = self._cache(f"edges_{parts}")
         self.run_stage(MinHashLSHStage(self.text_field, buckets, parts,
@@ -120,6 +121,7 @@ class FuzzyDeduplicationWorkflow(DeduplicationWorkflow):
         a, b, ids = self._verified(files, parts, a, b)
         nodes, roots = connected_components(a, b)
         dup = nodes != roots
+        self.note_group_sizes(group_size_counts(roots[dup]))
         table = pa.table({"id": ids.take(np.flatnonzero(dup)),
                           "duplicate_of": ids.take(np.searchsorted(nodes, roots[dup]))})
         self.write_duplicates(table, "fuzzy.parquet")
