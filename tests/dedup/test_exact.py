@@ -110,3 +110,34 @@ def test_shuffle_partitions_grow_with_the_input(tmp_path, monkeypatch):
     assert wf.shuffle_partitions(files) == -(-total // 2000) > 200  # ~402 KB / 2 KB each
     assert ExactDeduplicationWorkflow(str(tmp_path), str(tmp_path / "o"),
                                       num_partitions=7).shuffle_partitions(files) == 7
+
+
+def test_removal_workers_load_only_their_own_files_duplicates(tmp_path, monkeypatch) -> None:
+    """The duplicate ids are also indexed by the input file they occur in; each removal task
+    reads only its file's ids (never the whole duplicate list) and removes the same rows."""
+    from curator.dedup import workflow as wf_mod
+
+    texts, _ = make_corpus(n_orig=90, n_exact=9, n_near=0, n_short=0)
+    texts = [texts[i] for i in np.random.default_rng(3).permutation(len(texts))]
+    ids = write_parts(texts, tmp_path / "in", 3)
+    wf = ExactDeduplicationWorkflow(str(tmp_path / "in"), str(tmp_path / "out"),
+                                    num_partitions=4, perform_removal=True)
+    read = []
+    real = wf_mod.read_id_table
+    monkeypatch.setattr(wf_mod, "read_id_table", lambda p: read.append(p) or real(p))
+    result = wf.run()
+    assert read and all("/by_file/f" in p for p in read)  # never the whole duplicates dir
+    expected = _exact_expected(texts, ids)
+    per_file = {}
+    for d in sorted((tmp_path / "out" / "cache" / "exact" / "by_file").iterdir()):
+        per_file[d.name] = {i for f in d.glob("*.parquet")
+                            for i in pq.read_table(f).column("id").to_pylist()}
+    bounds = np.linspace(0, len(texts), 4).astype(int)  # write_parts' split into 3 files
+    assert len(per_file) >= 2  # the shuffled copies occur in several files
+    for name, got in per_file.items():
+        k = int(name[1:])
+        assert got == {i for i in expected if ids.index(i) in range(bounds[k], bounds[k + 1])}
+    assert set().union(*per_file.values()) == expected and result.num_removed == len(expected)
+    kept = [i for f in sorted((tmp_path / "out" / "deduplicated").iterdir())
+            for i in pq.read_table(f).column("id").to_pylist()]
+    assert kept == [i for i in ids if i not in expected]

@@ -58,3 +58,54 @@ class FailOn(ProcessingStage):
         if task.task_id == self.victim:
             raise RuntimeError("disk on fire")
         return task
+
+
+@dataclass
+class CountParity(ProcessingStage):
+    """Publishes the counter ``parity`` ({"even": n, "odd": m}) of every task; with
+    ``fail_first`` it publishes, then raises, on its first attempt at each task (the retry must
+    not count twice)."""
+
+    fail_first: bool = False
+    name: str = "CountParity"
+
+    def process(self, task: Task) -> Task:
+        odd = sum(x % 2 for x in task.data)
+        self.publish_counts("parity", {"even": len(task.data) - odd, "odd": odd})
+        seen = self.__dict__.setdefault("_seen", set())
+        if self.fail_first and task.task_id not in seen:
+            seen.add(task.task_id)
+            raise RuntimeError("first attempt fails after counting")
+        return task
+
+
+@dataclass
+class Hog(ProcessingStage):
+    """Touches ``mb`` MiB of memory for every task (in a worker process of its own)."""
+
+    mb: int = 256
+    name: str = "Hog"
+    worker_mode: str = "process"
+
+    def setup(self, worker_metadata=None) -> None:  # an actor of its own on Ray
+        self.ready = True
+
+    def process(self, task: Task) -> Task:
+        block = b"\x01" * (self.mb << 20)
+        assert block[-1] == 1
+        del block
+        return task
+
+
+@dataclass
+class Cheap(ProcessingStage):
+    """Passes tasks on (in a worker process of its own)."""
+
+    name: str = "Cheap"
+    worker_mode: str = "process"
+
+    def setup(self, worker_metadata=None) -> None:  # an actor of its own on Ray
+        self.ready = True
+
+    def process(self, task: Task) -> Task:
+        return task

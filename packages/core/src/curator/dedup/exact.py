@@ -17,7 +17,7 @@ import pyarrow.parquet as pq
 
 from curator.dedup.hashing import hash_column
 from curator.dedup.io import read_table, write_parquet
-from curator.dedup.workflow import DeduplicationWorkflow, done, group_size_counts
+from curator.dedup.workflow import DeduplicationWorkflow, done, group_size_counts, write_by_file
 from curator.executors.stats import DEDUP_GROUP_SIZES
 from curator.io import expand_paths, join_path
 from curator.stages.base import ProcessingStage
@@ -82,8 +82,8 @@ class ExactDuplicatesStage(ProcessingStage[Task, Task]):
 
     name = "ExactDuplicates"
 
-    def __init__(self, cache_dir: str, duplicates_dir: str) -> None:
-        self.cache_dir, self.duplicates_dir = cache_dir, duplicates_dir
+    def __init__(self, cache_dir: str, duplicates_dir: str, by_file_dir: str | None = None) -> None:
+        self.cache_dir, self.duplicates_dir, self.by_file_dir = cache_dir, duplicates_dir, by_file_dir
 
     def process(self, task: Task) -> Task:
         p = int(task.metadata["partition_index"])
@@ -104,6 +104,9 @@ class ExactDuplicatesStage(ProcessingStage[Task, Task]):
         keys = np.stack([t.column("h1").to_numpy(), t.column("h2").to_numpy()], axis=1)
         dup, kept = group_first(keys, [t.column("file").to_numpy(), t.column("row").to_numpy()])
         ids = t.column("id")
+        if self.by_file_dir:
+            write_by_file(self.by_file_dir, ids.take(dup), t.column("file").to_numpy()[dup],
+                          f"p{p:05d}")
         write_parquet(pa.table({"id": ids.take(dup), "duplicate_of": ids.take(kept)}), out)
         task.metadata["duplicates"] = len(dup)
         self.publish_counts(DEDUP_GROUP_SIZES, group_size_counts(kept))
@@ -125,6 +128,7 @@ class ExactDeduplicationWorkflow(DeduplicationWorkflow):
 
     name = "exact_dedup"
     cache_subdir = "exact"
+    writes_by_file = True
     duplicates_glob = "exact_p*.parquet"
 
     def __init__(self, input_path: str | Sequence[str], output_path: str, *,
@@ -142,6 +146,6 @@ class ExactDeduplicationWorkflow(DeduplicationWorkflow):
         cache = join_path(self.cache_path, "exact", f"hashes_{parts}")
         self.run_stage(ExactHashStage(self.text_field, self.id_field, cache, parts),
                        self.file_tasks(files))
-        out = self.run_stage(ExactDuplicatesStage(cache, self.duplicates_path),
+        out = self.run_stage(ExactDuplicatesStage(cache, self.duplicates_path, self.by_file_dir),
                              self.partition_tasks(parts))
         return sum(int(t.metadata.get("duplicates", 0)) for t in out)

@@ -12,7 +12,8 @@ import numpy as np
 from curator.dedup.kmeans import kmeans, normalize
 from curator.errors import ConfigError
 
-__all__ = ["find_semantic_duplicates", "dedup_cluster", "check_params", "KEEP_STRATEGIES"]
+__all__ = ["find_semantic_duplicates", "dedup_cluster", "check_params", "KEEP_STRATEGIES",
+           "nearest_kept"]
 
 KEEP_STRATEGIES = ("first", "last", "hard", "easy", "random")
 """Which row of a duplicate group is kept:
@@ -71,6 +72,18 @@ def dedup_cluster(x: np.ndarray, rank: np.ndarray, centroid: np.ndarray, *, eps:
     ordered = _order(rank, x @ centroid, keep, rng)
     remove[ordered] = _greedy(x[ordered], 1.0 - float(eps) - _TOL)
     return remove
+
+
+def nearest_kept(x: np.ndarray, remove: np.ndarray) -> np.ndarray:
+    """For each removed row of ``x`` (unit-norm rows of one cluster), the index of the kept row
+    it is most similar to: its duplicate group (at least as similar as the kept row that made
+    it a duplicate). Computed in blocks of rows."""
+    kept = np.flatnonzero(~remove)
+    gone = np.flatnonzero(remove)
+    out = np.empty(len(gone), np.int64)
+    for s in range(0, len(gone), _BLOCK):
+        out[s:s + _BLOCK] = kept[np.argmax(x[gone[s:s + _BLOCK]] @ x[kept].T, axis=1)]
+    return out
 
 
 def check_params(owner: str, eps: float, n_clusters: int, keep: str) -> None:

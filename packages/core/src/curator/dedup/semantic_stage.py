@@ -166,6 +166,8 @@ class SemanticGatherStage(ProcessingStage[FileGroupTask, FileGroupTask]):
             for c in range(len(centroids)):
                 find.process(Task(task_id=f"c{c}", dataset_name="semantic", data=None,
                                   metadata={"partition_index": c}))
+            for name, counts in find.drain_counts().items():  # group sizes, for the reports
+                self.publish_counts(name, counts)
             by_key = {t.metadata["spill_key"]: t for t in tasks}
             for path in expand_paths(join_path(work, "dup"), [".parquet"]):
                 for row_key in pq.read_table(path).column("id").to_pylist():

@@ -21,7 +21,7 @@ import pyarrow.parquet as pq
 from curator.dedup.io import read_table, write_parquet
 from curator.dedup.kmeans import kmeans, normalize
 from curator.dedup.semantic import check_params, dedup_cluster, nearest_kept
-from curator.dedup.workflow import DeduplicationWorkflow, done, group_size_counts
+from curator.dedup.workflow import DeduplicationWorkflow, done, group_size_counts, write_by_file
 from curator.executors.stats import DEDUP_GROUP_SIZES
 from curator.io import expand_paths, join_path
 from curator.stages.base import ProcessingStage
@@ -130,9 +130,9 @@ class ClusterDedupStage(ProcessingStage[Task, Task]):
     name = "ClusterDedup"
 
     def __init__(self, cache_dir: str, centroids: np.ndarray, duplicates_dir: str, eps: float,
-                 keep: str, seed: int) -> None:
+                 keep: str, seed: int, by_file_dir: str | None = None) -> None:
         self.cache_dir, self.centroids, self.duplicates_dir = cache_dir, centroids, duplicates_dir
-        self.eps, self.keep, self.seed = eps, keep, seed
+        self.eps, self.keep, self.seed, self.by_file_dir = eps, keep, seed, by_file_dir
 
     def process(self, task: Task) -> Task:
         c = int(task.metadata["partition_index"])
@@ -159,9 +159,11 @@ class ClusterDedupStage(ProcessingStage[Task, Task]):
         remove = dedup_cluster(x, rank_of, self.centroids[c], eps=self.eps, keep=self.keep,
                                rng=np.random.default_rng(self.seed + c))
         kept_of = nearest_kept(x, remove)
-        ids = t.column("id")
-        write_parquet(pa.table({"id": ids.take(np.flatnonzero(remove)),
-                                "duplicate_of": ids.take(kept_of)}), out)
+        ids, gone = t.column("id"), np.flatnonzero(remove)
+        if self.by_file_dir:
+            write_by_file(self.by_file_dir, ids.take(gone), t.column("file").to_numpy()[gone],
+                          f"c{c:05d}")
+        write_parquet(pa.table({"id": ids.take(gone), "duplicate_of": ids.take(kept_of)}), out)
         task.metadata["duplicates"] = int(remove.sum())
         self.publish_counts(DEDUP_GROUP_SIZES, group_size_counts(kept_of))
         return task
@@ -186,6 +188,7 @@ class SemanticDeduplicationWorkflow(DeduplicationWorkflow):
 
     name = "semantic_dedup"
     cache_subdir = "semantic"
+    writes_by_file = True
     duplicates_glob = "semantic_c*.parquet"
 
     def __init__(self, input_path: str | Sequence[str], output_path: str, *,
@@ -224,6 +227,6 @@ class SemanticDeduplicationWorkflow(DeduplicationWorkflow):
         self.run_stage(AssignClustersStage(self.id_field, self.embedding_field, centroids, cache),
                        self.file_tasks(files))
         out = self.run_stage(ClusterDedupStage(cache, centroids, self.duplicates_path, self.eps,
-                                               self.keep, self.seed),
+                                               self.keep, self.seed, self.by_file_dir),
                              self.partition_tasks(len(centroids)))
         return sum(int(t.metadata.get("duplicates", 0)) for t in out)

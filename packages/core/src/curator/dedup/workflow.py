@@ -37,7 +37,8 @@ from curator.stages.base import ProcessingStage
 from curator.tasks import FileGroupTask, Task, stable_id
 
 __all__ = ["DeduplicationWorkflow", "DeduplicationResult", "RemoveDuplicatesStage",
-           "output_names", "read_id_table", "done", "input_fingerprint", "group_size_counts"]
+           "output_names", "read_id_table", "done", "input_fingerprint", "group_size_counts",
+           "write_by_file"]
 
 log = logging.getLogger(__name__)
 
@@ -76,6 +77,19 @@ def group_size_counts(kept_of_duplicates: Any) -> dict[int, int]:
     return {int(s): int(g) for s, g in zip(sizes, groups, strict=True)}
 
 
+def write_by_file(by_file_dir: str, ids: Any, file_index: Any, name: str) -> None:
+    """Write duplicate ``ids`` into the per-input-file index under ``by_file_dir``: the ids found
+    in input file ``i`` go to ``f{i:05d}/{name}.parquet`` (``file_index[k]`` is the file of
+    ``ids[k]``), so the removal of file ``i`` reads only those (see
+    :class:`RemoveDuplicatesStage`). Written before the reduce step's own output, so a resumed
+    run that finds that output finds the index too."""
+    files = np.asarray(file_index)
+    for i in np.unique(files).tolist():
+        sel = pa.array(np.flatnonzero(files == i))
+        write_parquet(pa.table({"id": pa.array(ids).take(sel)}),
+                      join_path(by_file_dir, f"f{int(i):05d}", f"{name}.parquet"))
+
+
 def output_names(files: Sequence[str]) -> list[str]:
     """Deterministic output file names for ``files`` (their base names; prefixed on clashes)."""
     names = [os.path.basename(f) for f in files]
@@ -107,38 +121,55 @@ def read_id_table(path: str) -> pa.Table:
     except FileNotFoundError:
         return pa.table({"id": pa.array([], pa.string())})
     tables = [pq.read_table(f) for f in files]
-    return pa.concat_tables(tables, promote_options="default") if tables else pa.table({})
+    if not tables:
+        return pa.table({"id": pa.array([], pa.string())})
+    return pa.concat_tables(tables, promote_options="default")
 
 
 class RemoveDuplicatesStage(ProcessingStage[FileGroupTask, FileGroupTask]):
     """Drop the rows whose id is listed in the duplicate-id files, and write what remains.
 
     Works with any partitioning of the input: rows are matched by their ``id_field`` value.
+    With ``by_file_dir`` (the per-input-file index :func:`write_by_file` makes) a worker loads
+    only the ids found in the file it is cleaning, not every duplicate id of the run.
 
     Parameters:
         duplicates_path: directory of Parquet files with an ``id`` column (ids to remove).
         output_dir: where the deduplicated files go (same names and format as the input).
         id_field: the input's id column.
+        by_file_dir: the per-file index of the same duplicates (optional).
     """
 
     name = "RemoveDuplicates"
 
-    def __init__(self, duplicates_path: str, output_dir: str, id_field: str) -> None:
+    def __init__(self, duplicates_path: str, output_dir: str, id_field: str,
+                 by_file_dir: str | None = None) -> None:
         self.duplicates_path = duplicates_path
         self.output_dir = output_dir
         self.id_field = id_field
+        self.by_file_dir = by_file_dir
         self._ids: pa.Array | None = None
 
     def setup(self, worker_metadata: dict[str, Any] | None = None) -> None:
-        self._ids = read_id_table(self.duplicates_path).column("id").combine_chunks()
+        if not self.by_file_dir:
+            self._ids = read_id_table(self.duplicates_path).column("id").combine_chunks()
+
+    def ids_for(self, task: FileGroupTask) -> pa.Array:
+        """The duplicate ids that can occur in ``task``'s input file."""
+        if not self.by_file_dir:
+            return self._ids
+        path = join_path(self.by_file_dir, f"f{int(task.metadata['file_index']):05d}")
+        return read_id_table(path).column("id").combine_chunks()
 
     def process(self, task: FileGroupTask) -> FileGroupTask:
         src, out = task.data[0], join_path(self.output_dir, task.metadata["output_name"])
         table = read_table(src, on_bad=lambda line, n, err: self.reject(
             task, "malformed JSON line", record={"line": line, "line_number": n}, error=err))
-        ids = table.column(self.id_field)
-        keep = pc.invert(pc.is_in(ids.cast(self._ids.type) if ids.type != self._ids.type
-                                  else ids, value_set=self._ids))
+        ids, dups = table.column(self.id_field), self.ids_for(task)
+        if dups.type != ids.type and len(dups) == 0:
+            dups = dups.cast(ids.type)
+        keep = pc.invert(pc.is_in(ids.cast(dups.type) if ids.type != dups.type
+                                  else ids, value_set=dups))
         kept = table.filter(keep)
         write_table(kept, out)
         task.metadata["removed"] = table.num_rows - kept.num_rows
@@ -165,6 +196,9 @@ class DeduplicationWorkflow:
     duplicates_glob = "*.parquet"
     #: input bytes per shuffle partition when ``num_partitions`` is not given
     bytes_per_partition = 256 * 2**20
+    #: whether :meth:`identify` writes the per-file index (:func:`write_by_file`) that lets
+    #: each removal worker load only its own file's duplicate ids
+    writes_by_file = False
 
     def __init__(self, input_path: str | Sequence[str], output_path: str, *,
                  cache_path: str | None = None, id_field: str = "id",
@@ -193,6 +227,12 @@ class DeduplicationWorkflow:
     @property
     def duplicates_path(self) -> str:
         return join_path(self.output_path, "duplicates")
+
+    @property
+    def by_file_dir(self) -> str:
+        """The per-input-file index of the duplicate ids (see :func:`write_by_file`), kept in
+        this workflow's cache (so it is keyed by the input's fingerprint like the rest)."""
+        return join_path(self.cache_path, self.cache_subdir, "by_file")
 
     def input_files(self) -> list[str]:
         return list_inputs(self.input_path, self.input_filetype)
@@ -253,7 +293,8 @@ class DeduplicationWorkflow:
         if old:  # rewritten whole by every run: no file of an earlier input may stay
             log.info("%s: replacing %d file(s) in %s", self.name, len(old), out_dir)
             fs.rm(old)
-        stage = RemoveDuplicatesStage(self.duplicates_path, out_dir, self.id_field)
+        stage = RemoveDuplicatesStage(self.duplicates_path, out_dir, self.id_field,
+                                      self.by_file_dir if self.writes_by_file else None)
         out = self.run_stage(stage, self.file_tasks(files))
         return sum(int(t.metadata.get("removed", 0)) for t in out)
 

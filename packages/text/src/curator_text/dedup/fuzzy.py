@@ -27,7 +27,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 from curator.dedup.io import write_parquet
-from curator.dedup.workflow import DeduplicationWorkflow, done, group_size_counts
+from curator.dedup.workflow import (
+    DeduplicationWorkflow,
+    done,
+    group_size_counts,
+    write_by_file,
+)
 from curator.errors import ConfigError
 from curator.io import expand_paths, join_path
 
@@ -70,6 +75,7 @@ class FuzzyDeduplicationWorkflow(DeduplicationWorkflow):
 
     name = "fuzzy_dedup"
     cache_subdir = "fuzzy"
+    writes_by_file = True
     duplicates_glob = "fuzzy.parquet"
     #: candidate documents per Jaccard verification bucket (bounds one task's memory)
     docs_per_bucket = 16_384
@@ -124,6 +130,7 @@ class FuzzyDeduplicationWorkflow(DeduplicationWorkflow):
         self.note_group_sizes(group_size_counts(roots[dup]))
         table = pa.table({"id": ids.take(np.flatnonzero(dup)),
                           "duplicate_of": ids.take(np.searchsorted(nodes, roots[dup]))})
+        write_by_file(self.by_file_dir, table.column("id"), nodes[dup] >> 32, "fuzzy")
         self.write_duplicates(table, "fuzzy.parquet")
         return int(dup.sum())
 
