@@ -72,6 +72,8 @@ def test_semantic_dedup_across_videos_keeps_first_of_each_duplicate_group(video_
     assert {c.filtered_by for v in videos.values() for c in v.filtered_clips} == {
         "ClipSemanticDedupStage"}
     assert [c.span for c in videos["c.mp4"].clips] == [(0.0, 1.0)]   # keep="first"
+    stats = {s.name: s for s in result.stats.stages}["ClipSemanticDedupStage"]
+    assert stats.counters["dedup_group_sizes"] == {"2": 3, "3": 1}  # a/b pairs, c's three
 
 
 def test_config_errors(tmp_path):

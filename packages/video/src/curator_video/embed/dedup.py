@@ -62,6 +62,10 @@ class ClipSemanticDedupStage(ProcessingStage[VideoTask, VideoTask]):
 
     def process_batch(self, tasks: list[VideoTask]) -> list[VideoTask]:
         from curator.dedup import find_semantic_duplicates
+        from curator.dedup.kmeans import normalize
+        from curator.dedup.semantic import nearest_kept
+        from curator.dedup.workflow import group_size_counts
+        from curator.executors.stats import DEDUP_GROUP_SIZES
 
         order = sorted(range(len(tasks)),  # deterministic: by source path
                        key=lambda i: (tasks[i].data.input_path, tasks[i].task_id))
@@ -71,6 +75,9 @@ class ClipSemanticDedupStage(ProcessingStage[VideoTask, VideoTask]):
             emb = np.stack([tasks[i].data.clips[j].embedding for i, j in owners])
             remove = find_semantic_duplicates(emb, eps=self.eps, n_clusters=self.n_clusters,
                                               seed=self.seed, keep=self.keep)
+            if remove.any():
+                kept_of = nearest_kept(normalize(emb), remove)
+                self.publish_counts(DEDUP_GROUP_SIZES, group_size_counts(kept_of))
             dropped = {owners[k] for k in np.flatnonzero(remove)}
             for i, task in enumerate(tasks):
                 keep = [(i, j) not in dropped for j in range(len(task.data.clips))]
