@@ -89,7 +89,8 @@ def bench_asr(seconds: float, device: str, size: str, batch: int = 8) -> dict:
         path = T.make_tiny_whisper_model(
             tempfile.mkdtemp(prefix="whisper_base_"), d_model=512, encoder_layers=6,
             decoder_layers=6, encoder_attention_heads=8, decoder_attention_heads=8,
-            encoder_ffn_dim=2048, decoder_ffn_dim=2048, max_target_positions=448)
+            encoder_ffn_dim=2048, decoder_ffn_dim=2048, max_target_positions=448,
+            timestamp_tokens=False)
         # random weights never emit end-of-text: every chunk decodes max_new_tokens (an upper
         # bound on a real model's decode time for short utterances)
         asr = WhisperModel.load(path, device, language="en", max_new_tokens=32)

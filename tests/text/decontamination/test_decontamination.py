@@ -102,3 +102,86 @@ def test_config_errors(tmp_path) -> None:
     (tmp_path / "b.csv").write_text("q\n")
     with pytest.raises(ValueError, match="jsonl or"):
         TaskDecontamination([str(tmp_path / "b.csv")]).setup()
+
+
+COMMON = ("All of the following statements are true about the topic except for which one "
+          "of them")  # 16 words: a boilerplate phrase many documents share
+
+
+def test_max_matches_keeps_ngrams_too_common_to_be_contamination(tmp_path) -> None:
+    """NeMo's two passes: the counter counts matches over the dataset; n-grams matched more than
+    max_matches times are left in the documents, the rare one is still cut out."""
+    from curator_text.decontamination import TaskDecontamination, read_match_counts
+
+    bench = tmp_path / "exam.jsonl"
+    bench.write_text(json.dumps({"question": COMMON}) + "\n"
+                     + json.dumps({"question": QUESTION}) + "\n")
+    docs = [f"{FILLER_A}{COMMON}. {FILLER_B}" for _ in range(4)]
+    docs.append(f"{FILLER_A}{QUESTION}. {FILLER_B}")
+    kwargs = {"min_document_length": 50, "remove_char_each_side": 10}
+
+    counts = str(tmp_path / "counts")
+    counter = TaskDecontamination([str(bench)], **kwargs).counter(counts)
+    passed = _run(counter, docs)
+    assert passed[0].data["text"].to_pylist() == docs  # the counting pass changes nothing
+    totals = read_match_counts(counts)
+    assert sorted(totals["count"].tolist()) == [1, 4]
+
+    stage = TaskDecontamination([str(bench)], max_matches=3, match_counts=counts,
+                                removed_dir=str(tmp_path / "removed"), **kwargs)
+    result = _run(stage, docs)
+    out = result[0].data
+    kept = [t for i, t in zip(out["id"].to_pylist(), out["text"].to_pylist(), strict=True)
+            if i < 4]
+    assert kept == docs[:4]  # the common n-gram (4 matches > 3) is not contamination
+    stage.setup()
+    assert stage.too_common == 1  # the counting pass matched its first 13-gram 4 times
+    assert "roman empire" not in " ".join(t for i, t in zip(
+        out["id"].to_pylist(), out["text"].to_pylist(), strict=True) if i == 4).lower()
+    rejected = [r.record for r in result.rejected.records if r.stage == "TaskDecontamination"]
+    assert rejected and {r["id"] for r in rejected} == {4}
+
+    # without the counts (or with a high max_matches) every match is removed
+    strict = _run(TaskDecontamination([str(bench)], max_matches=4, match_counts=counts,
+                                      **kwargs), docs)
+    assert not any(COMMON.lower() in t.lower() for t in strict[0].data["text"].to_pylist())
+    plain = _run(TaskDecontamination([str(bench)], **kwargs), docs)
+    assert not any(COMMON.lower() in t.lower() for t in plain[0].data["text"].to_pylist())
+
+
+def test_removed_dir_gets_the_documents_removed_whole(benchmarks, tmp_path) -> None:
+    from curator_text import TaskDecontamination
+
+    removed = tmp_path / "removed"
+    stage = TaskDecontamination(benchmarks, min_document_length=50, remove_char_each_side=10,
+                                removed_dir=str(removed))
+    _run(stage, [f"{QUESTION}.", FILLER_A])
+    [f] = list(removed.iterdir())
+    rows = [json.loads(line) for line in f.read_text().splitlines()]
+    assert rows == [{"id": 0, "text": f"{QUESTION}."}]
+
+
+def test_missing_match_counts_is_a_config_error(benchmarks, tmp_path) -> None:
+    from curator_text import TaskDecontamination
+
+    stage = TaskDecontamination(benchmarks, match_counts=str(tmp_path / "none"))
+    with pytest.raises(ValueError, match="counter"):
+        stage.setup()
+    with pytest.raises(ValueError, match="max_matches"):
+        TaskDecontamination(benchmarks, max_matches=0)
+
+
+def test_counter_and_new_parameters_keep_the_stage_contract(benchmarks, tmp_path) -> None:
+    from curator.testing import check_stage_contract
+    from curator_text import TaskDecontamination
+
+    docs = [f"{FILLER_A}{QUESTION}. {FILLER_B}", FILLER_A]
+    batch = DocumentBatch(task_id="c", dataset_name="t",
+                          data=pa.table({"id": [0, 1], "text": docs}))
+    stage = TaskDecontamination(benchmarks, min_document_length=50, remove_char_each_side=10)
+    counter = stage.counter(str(tmp_path / "counts"))
+    assert counter.name == "TaskNGramCounter" and counter.max_ngram_size == 13
+    [out] = check_stage_contract(counter, batch)
+    assert out.data["text"].to_pylist() == docs
+    check_stage_contract(TaskDecontamination(benchmarks, match_counts=str(tmp_path / "counts"),
+                                             removed_dir=str(tmp_path / "rm")), batch)

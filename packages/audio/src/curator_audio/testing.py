@@ -165,14 +165,17 @@ def _bytes_to_unicode() -> dict[int, str]:
     return dict(zip(bs, [chr(c) for c in cs], strict=True))
 
 
-def make_tiny_whisper_model(path: str, seed: int = 0, **dims: int) -> str:
+def make_tiny_whisper_model(path: str, seed: int = 0, timestamp_tokens: bool = True,
+                            **dims: int) -> str:
     """Save a tiny random-weight ``WhisperForConditionalGeneration`` under ``path`` with
     ``save_pretrained``: ``config.json``, ``generation_config.json`` (``lang_to_id``,
     ``task_to_id``, ``no_timestamps_token_id`` as in OpenAI's checkpoints), ``model.safetensors``,
-    a byte-level BPE tokenizer (``vocab.json``, ``merges.txt``, Whisper's special tokens) and
+    a byte-level BPE tokenizer (``vocab.json``, ``merges.txt``, Whisper's special and timestamp
+    tokens) and
     the 80-mel ``preprocessor_config.json``. Whisper's 30 s window (1500 encoder positions) is
     kept; the widths are tiny unless ``dims`` (``WhisperConfig`` sizes such as ``d_model``,
-    ``encoder_layers``) say otherwise."""
+    ``encoder_layers``) say otherwise. ``timestamp_tokens=False`` leaves out the 1,501 timestamp
+    tokens (random weights then cannot emit them where a trained model would not)."""
     import torch
     from transformers import (
         GenerationConfig,
@@ -195,6 +198,10 @@ def make_tiny_whisper_model(path: str, seed: int = 0, **dims: int) -> str:
     tokenizer = WhisperTokenizer(vocab_file, merges_file, unk_token=eot, bos_token=eot,
                                  eos_token=eot, pad_token=eot)
     tokenizer.add_special_tokens({"additional_special_tokens": specials})
+    # OpenAI's 1,501 timestamp tokens <|0.00|> .. <|30.00|> follow <|notimestamps|> (plain
+    # added tokens, as in the hub's tokenizer files)
+    if timestamp_tokens:
+        tokenizer.add_tokens([f"<|{i * 0.02:.2f}|>" for i in range(1501)])
     ids = dict(zip([eot, *specials], tokenizer.convert_tokens_to_ids([eot, *specials]),
                    strict=True))
     sizes = {"d_model": 16, "encoder_layers": 1, "decoder_layers": 1,
@@ -212,7 +219,8 @@ def make_tiny_whisper_model(path: str, seed: int = 0, **dims: int) -> str:
         pad_token_id=ids[eot], bos_token_id=ids[eot], is_multilingual=True,
         lang_to_id={f"<|{lang}|>": ids[f"<|{lang}|>"] for lang in WHISPER_LANGUAGES},
         task_to_id={"transcribe": ids["<|transcribe|>"], "translate": ids["<|translate|>"]},
-        no_timestamps_token_id=ids["<|notimestamps|>"], prev_sot_token_id=ids["<|startofprev|>"])
+        no_timestamps_token_id=ids["<|notimestamps|>"], prev_sot_token_id=ids["<|startofprev|>"],
+        max_initial_timestamp_index=50)
     model.save_pretrained(path)
     WhisperFeatureExtractor(feature_size=80).save_pretrained(path)  # preprocessor_config.json
     tokenizer.save_pretrained(path)

@@ -63,6 +63,9 @@ def curator_register_stages(register: Register) -> None:
     register(DocumentSplitter, modality="text")
     register(DocumentJoiner, modality="text")
     register(ScoreBucketer, modality="text")
+    from curator_text.decontamination import TaskNGramCounter  # noqa: PLC0415
+
+    register(TaskNGramCounter, modality="text")
     # FilePartitioningStage is core's: curator.builtin_plugin registers it.
 
 

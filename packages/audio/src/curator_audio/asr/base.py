@@ -38,6 +38,8 @@ class ASRModel(ABC):
 
     sample_rate: int = 16000
     """The rate (Hz) the model expects; the stage resamples audio to it."""
+    supports_timestamps: bool = False
+    """Whether :meth:`transcribe_with_timestamps` is implemented."""
 
     @classmethod
     @abstractmethod
@@ -48,6 +50,12 @@ class ASRModel(ABC):
     @abstractmethod
     def transcribe(self, waveforms: list[np.ndarray]) -> list[str]:
         """One transcript per float32 waveform (at :attr:`sample_rate`), in order."""
+
+    def transcribe_with_timestamps(self, waveforms: list[np.ndarray]
+                                   ) -> list[tuple[str, list[dict[str, Any]]]]:
+        """Per waveform: the transcript and its segments ``{"start", "end", "text"}`` (seconds);
+        only models with :attr:`supports_timestamps`."""
+        raise ConfigError(f"{type(self).__name__} does not produce timestamps")
 
 
 def register_asr_model(name: str, cls: type[ASRModel] | None = None

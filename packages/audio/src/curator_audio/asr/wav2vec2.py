@@ -11,6 +11,10 @@ layout:
   ``word_delimiter`` (``"|"``) and ``normalize_waveform`` (false);
 - ``model.pt``: the model's ``state_dict`` (``torch.save``);
 - ``labels.json``: the CTC vocabulary, a JSON list of tokens indexed like the output.
+
+A torchaudio bundle checkpoint alone (``model_dir`` is the ``.pth``/``.pt`` file, or a directory
+with only that file) needs no config or labels: see
+:mod:`curator_audio.asr.torchaudio_checkpoint`.
 """
 
 from __future__ import annotations
@@ -66,9 +70,17 @@ class Wav2Vec2CTCModel(ASRModel):
         from torchaudio.models import wav2vec2_model
 
         from curator_audio.asr.hf_wav2vec2 import HFWav2Vec2CTCModel, is_hf_directory
+        from curator_audio.asr.torchaudio_checkpoint import (
+            find_lone_checkpoint,
+            load_torchaudio_checkpoint,
+        )
 
         if is_hf_directory(model_dir):
             return HFWav2Vec2CTCModel.load(model_dir, device)
+        checkpoint = find_lone_checkpoint(model_dir)
+        if checkpoint is not None:
+            model, labels, options = load_torchaudio_checkpoint(checkpoint)
+            return cls(model.eval().to(device), labels, device, options)
 
         config = _read(model_dir, CONFIG_FILE)
         labels = _read(model_dir, LABELS_FILE)

@@ -7,6 +7,11 @@ the tokenizer files (``vocab.json``, ``merges.txt``, ``tokenizer.json`` ...) and
 
 Audio longer than ``chunk_length_s`` (Whisper's 30 s window by default) is cut into consecutive
 chunks that are transcribed in the same batch and joined with spaces (long-form chunking).
+
+With timestamps (``ASRStage(return_timestamps=True)``) Whisper generates its timestamp tokens
+(``<|0.00|>`` .. ``<|30.00|>``, 20 ms apart, right after ``<|notimestamps|>``) and each text
+between a pair becomes a segment ``{"start", "end", "text"}`` in seconds from the start of the
+audio, as transformers' ASR pipeline returns them (its ``chunks``).
 """
 
 from __future__ import annotations
@@ -22,7 +27,8 @@ __all__ = ["WhisperModel"]
 
 
 class WhisperModel(ASRModel):
-    """``WhisperForConditionalGeneration`` + ``WhisperProcessor``, greedy ``generate``.
+    """``WhisperForConditionalGeneration`` + ``WhisperProcessor``, greedy ``generate``;
+    segment-level timestamps with :meth:`transcribe_with_timestamps`.
 
     Options (``ASRStage(model_kwargs={...})``):
         language: e.g. ``"en"`` or ``"english"``; ``None`` lets the model detect it.
@@ -35,6 +41,9 @@ class WhisperModel(ASRModel):
     """
 
     sample_rate = 16000
+    supports_timestamps = True
+    time_precision = 0.02
+    """Seconds between two of Whisper's timestamp tokens."""
 
     def __init__(self, model: Any, processor: Any, device: str, *, language: str | None,
                  task: str, chunk_length_s: float, max_new_tokens: int, num_beams: int) -> None:
@@ -71,26 +80,72 @@ class WhisperModel(ASRModel):
         return [wave[i:i + n] for i in range(0, max(len(wave), 1), n)] or [wave]
 
     def transcribe(self, waveforms: list[np.ndarray]) -> list[str]:
+        return [text for text, _ in self._run(waveforms, timestamps=False)]
+
+    def transcribe_with_timestamps(self, waveforms: list[np.ndarray]
+                                   ) -> list[tuple[str, list[dict[str, Any]]]]:
+        """Per waveform: the transcript and its segments ``{"start", "end", "text"}`` (seconds
+        from the start; ordered, within the audio). A segment left open when generation stops
+        ends with its chunk; times past a chunk's end are clamped to it."""
+        return self._run(waveforms, timestamps=True)
+
+    def _run(self, waveforms: list[np.ndarray], timestamps: bool
+             ) -> list[tuple[str, list[dict[str, Any]]]]:
         import torch
 
         if not waveforms:
             return []
-        pieces, owner = [], []
+        pieces, owner, offsets = [], [], []
         for k, w in enumerate(waveforms):
-            for c in self.chunks(np.asarray(w, dtype=np.float32)):
+            for j, c in enumerate(self.chunks(np.asarray(w, dtype=np.float32))):
                 pieces.append(c)
                 owner.append(k)
+                offsets.append(j * self.chunk_samples / self.sample_rate)
         feats = self.processor.feature_extractor(pieces, sampling_rate=self.sample_rate,
                                                  return_tensors="pt", return_attention_mask=True)
         inputs = feats.input_features.to(self.device, dtype=self.model.dtype)
         with torch.inference_mode():
             ids = self.model.generate(inputs, attention_mask=feats.attention_mask.to(self.device),
                                       language=self.language, task=self.task,
+                                      return_timestamps=timestamps,
                                       max_new_tokens=self.max_new_tokens,
                                       num_beams=self.num_beams, do_sample=False)
         texts = self.processor.tokenizer.batch_decode(ids, skip_special_tokens=True)
-        out: list[list[str]] = [[] for _ in waveforms]
-        for k, t in zip(owner, texts, strict=True):
+        out: list[tuple[list[str], list[dict[str, Any]]]] = [([], []) for _ in waveforms]
+        for p, (k, t) in enumerate(zip(owner, texts, strict=True)):
             if t.strip():
-                out[k].append(t.strip())
-        return [" ".join(parts) for parts in out]
+                out[k][0].append(t.strip())
+            if timestamps:
+                out[k][1].extend(self._segments(ids[p].tolist(), offsets[p],
+                                                len(pieces[p]) / self.sample_rate))
+        return [(" ".join(parts), segments) for parts, segments in out]
+
+    def _segments(self, ids: list[int], offset: float, duration: float) -> list[dict[str, Any]]:
+        """The ``{"start", "end", "text"}`` segments of one chunk's generated ``ids``: text
+        between two timestamp tokens (text after a closing timestamp starts there; text left
+        open at the end runs to the chunk's end). Times are clamped to the chunk and made
+        non-decreasing; segments without text are dropped."""
+        tokenizer = self.processor.tokenizer
+        begin = self.model.generation_config.no_timestamps_token_id + 1
+        special = set(tokenizer.all_special_ids)
+        segments: list[dict[str, Any]] = []
+        start: float | None = None
+        last, words = 0.0, []
+        for tok in [*ids, None]:
+            if tok is not None and tok < begin:
+                if tok not in special:
+                    words.append(tok)
+                continue
+            time = duration if tok is None else (tok - begin) * self.time_precision
+            if start is None and not words:
+                start = time
+                continue
+            text = tokenizer.decode(words, skip_special_tokens=True).strip()
+            if text:
+                floor = segments[-1]["end"] - offset if segments else 0.0
+                lo = max(min(last if start is None else start, duration), floor)
+                segments.append({"start": round(offset + lo, 2),
+                                 "end": round(offset + max(min(time, duration), lo), 2),
+                                 "text": text})
+            start, last, words = None, time, []
+        return segments

@@ -24,12 +24,15 @@ class ASRStage(AudioRecordStage):
 
     - ``wav2vec2``: a Hugging Face ``Wav2Vec2ForCTC`` directory (e.g. a download of
       ``facebook/wav2vec2-base-960h``) or the torchaudio layout (``config.json`` with
-      ``wav2vec2_model`` arguments + ``model.pt`` + ``labels.json``); greedy CTC decoding;
+      ``wav2vec2_model`` arguments + ``model.pt`` + ``labels.json``) or a torchaudio bundle's
+      checkpoint alone (``model_dir`` = the ``.pth``, e.g. WAV2VEC2_ASR_BASE_960H's
+      ``wav2vec2_fairseq_base_ls960_asr_ls960.pth``); greedy CTC decoding;
     - ``wav2vec2_hf``: the Hugging Face layout only;
     - ``whisper``: a ``WhisperForConditionalGeneration`` directory (e.g. a download of
       ``openai/whisper-large-v3``); ``model_kwargs`` ``language``, ``task``
       (``transcribe``/``translate``), ``chunk_length_s`` (long audio is cut into chunks of at
-      most 30 s), ``max_new_tokens``, ``num_beams``, ``fp16``.
+      most 30 s), ``max_new_tokens``, ``num_beams``, ``fp16``; segment-level timestamps with
+      ``return_timestamps=True``.
 
     Plugins register more. Audio is decoded
     (or taken from ``waveform``), resampled to the model's rate, sorted by length and run in
@@ -37,11 +40,16 @@ class ASRStage(AudioRecordStage):
     resources ask for a GPU and one is present, else on CPU. Undecodable audio is rejected.
 
     Args:
-        model_dir: directory (any fsspec path) holding the model files.
+        model_dir: directory (any fsspec path) holding the model files (for ``wav2vec2`` also
+            a torchaudio ``.pth``/``.pt`` checkpoint file).
         model_type: registered ASR model name.
         model_kwargs: options for the model's ``load`` (see above).
         pred_text_key: output field for the transcript.
         inference_batch_size: waveforms per forward pass.
+        return_timestamps: also store the transcript's segments, a list of
+            ``{"start", "end", "text"}`` (seconds from the start of the audio), in
+            ``timestamps_key`` (models that support it: ``whisper``).
+        timestamps_key: output field for the segments.
     """
 
     model_dir: str = ""
@@ -50,6 +58,8 @@ class ASRStage(AudioRecordStage):
     model_kwargs: dict[str, Any] = field(default_factory=dict)
     pred_text_key: str = "pred_text"
     inference_batch_size: int = 16
+    return_timestamps: bool = False
+    timestamps_key: str = "pred_timestamps"
     filepath_key: str = "audio_filepath"
     name: str = "ASRStage"
     kind: ClassVar[str] = "classifier"
@@ -61,11 +71,16 @@ class ASRStage(AudioRecordStage):
         if "://" not in self.model_dir:
             import os
 
-            if not os.path.isdir(self.model_dir):
-                raise ConfigError(f"{self.name}: model_dir {self.model_dir!r} is not a directory; "
-                                  f"build a test model with curator_audio.testing."
-                                  f"make_tiny_wav2vec2_model(path)")
-        get_asr_model(self.model_type)  # unknown type: a clear error now, not on the workers
+            checkpoint = self.model_dir.endswith((".pth", ".pt")) and os.path.isfile(
+                self.model_dir)
+            if not (os.path.isdir(self.model_dir) or checkpoint):
+                raise ConfigError(f"{self.name}: model_dir {self.model_dir!r} is not a directory "
+                                  f"(or a torchaudio .pth checkpoint); build a test model with "
+                                  f"curator_audio.testing.make_tiny_wav2vec2_model(path)")
+        model_cls = get_asr_model(self.model_type)  # unknown type: a clear error now
+        if self.return_timestamps and not model_cls.supports_timestamps:
+            raise ConfigError(f"{self.name}: return_timestamps=True but model_type "
+                              f"{self.model_type!r} does not produce timestamps (use 'whisper')")
         if not isinstance(self.model_kwargs, dict):
             raise ConfigError(f"{self.name}: model_kwargs must be a dict of options for "
                               f"{self.model_type!r}, got {self.model_kwargs!r}")
@@ -73,7 +88,8 @@ class ASRStage(AudioRecordStage):
             raise ConfigError(f"{self.name}: inference_batch_size must be an int >= 1")
 
     def outputs(self) -> StageIO:
-        return ["data"], [self.pred_text_key]
+        return ["data"], [self.pred_text_key] + (
+            [self.timestamps_key] if self.return_timestamps else [])
 
     @property
     def device(self) -> str:
@@ -85,8 +101,6 @@ class ASRStage(AudioRecordStage):
             self.model_dir, self.device, **self.model_kwargs)
 
     def process(self, task: AudioBatch) -> AudioBatch:
-        if getattr(self, "_model", None) is None:
-            self.setup()
         model = self._model
         waves: dict[int, Any] = {}
         for i, record in enumerate(task.data):
@@ -97,10 +111,20 @@ class ASRStage(AudioRecordStage):
                             source=str(record.get(self.filepath_key, "")))
         order = sorted(waves, key=lambda i: len(waves[i]))
         texts: dict[int, str] = {}
+        segments: dict[int, list[dict[str, Any]]] = {}
         for b in range(0, len(order), self.inference_batch_size):
             idx = order[b:b + self.inference_batch_size]
-            texts.update(zip(idx, model.transcribe([waves[i] for i in idx]), strict=True))
-        return task.derive([{**task.data[i], self.pred_text_key: texts[i]} for i in sorted(texts)])
+            batch = [waves[i] for i in idx]
+            if self.return_timestamps:
+                for i, (text, segs) in zip(idx, model.transcribe_with_timestamps(batch),
+                                           strict=True):
+                    texts[i], segments[i] = text, segs
+            else:
+                texts.update(zip(idx, model.transcribe(batch), strict=True))
+        extra = (lambda i: {self.timestamps_key: segments[i]}) if self.return_timestamps \
+            else (lambda i: {})
+        return task.derive([{**task.data[i], self.pred_text_key: texts[i], **extra(i)}
+                            for i in sorted(texts)])
 
     def teardown(self) -> None:
         self._model = None  # type: ignore[assignment]

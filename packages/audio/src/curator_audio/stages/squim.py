@@ -103,8 +103,6 @@ class TorchSquimQualityMetricsStage(AudioRecordStage):
         """(STOI, PESQ, SI-SDR) per 16 kHz waveform, in order."""
         import torch
 
-        if getattr(self, "_model", None) is None:
-            self.setup()
         by_len: dict[int, list[int]] = {}
         for i, w in enumerate(waves):
             by_len.setdefault(len(w), []).append(i)
