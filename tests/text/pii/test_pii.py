@@ -125,3 +125,42 @@ def test_config_errors(tmp_path) -> None:
         PiiModifier(supported_entities=["PASSPORT"])
     with pytest.raises(ValueError, match="ner_model"):
         PiiModifier(ner_model=str(tmp_path / "missing"))
+
+
+def test_per_entity_counts_in_run_stats_summary_and_report(tmp_path) -> None:
+    """Two batches in two worker processes: the stage counter sums the entities of both."""
+    import json
+
+    import jsonschema
+    from curator import LocalExecutor
+    from curator.report import report_schema
+    from curator_text import PiiModifier, PiiRedactionStage
+    from curator_text.pii import PII_COUNTER
+
+    texts, _ = _docs()
+    batches = [DocumentBatch(task_id=f"b{i}", dataset_name="t",
+                             data=pa.table({"text": [texts[i], CLEAN[i], None]}))
+               for i in range(2)]
+    stage = PiiRedactionStage(PiiModifier(anonymize_action="mask"))
+    report = tmp_path / "run.json"
+    result = Pipeline("pii", stages=[stage]).run(
+        LocalExecutor(num_workers=2), initial_tasks=batches, summary=False, progress=False,
+        report=str(report))
+    assert result.ok and sorted(result.stats.stages[0].counters) == [PII_COUNTER]
+    expected = {k: 2 for k in PLANTED}
+    assert result.stats.stages[0].counters[PII_COUNTER] == expected
+    assert sorted(sum(t.data["pii"].to_pylist()) for t in result) == [7, 7]
+    assert "PiiRedactionStage pii_entities: " in result.summary()
+    assert "CREDIT_CARD=2" in result.summary()
+    data = json.loads(report.read_text())
+    jsonschema.validate(data, report_schema())
+    assert data["stages"][0]["counters"] == {PII_COUNTER: expected}
+
+
+def test_modifier_drains_the_entities_it_replaced(modifier) -> None:
+    from curator_text.pii import PII_COUNTER
+
+    modifier.drain_counts()
+    modifier.redact("mail jane.doe@example.com or ops-team@mail.example.org, call (212) 555-0187")
+    assert modifier.drain_counts() == {PII_COUNTER: {"EMAIL_ADDRESS": 2, "PHONE_NUMBER": 1}}
+    assert modifier.drain_counts() == {}

@@ -48,7 +48,8 @@ def run_with_retries(stage_name: str, call: Callable[[list[Task]], StageCall],
         failures += 1
         if failures > max_retries:
             rec = failed_task_record(stage_name, batch[0], result.error)
-            empty = StageCall([], result.rejected, result.busy_s, result.items_in, 0)
+            empty = StageCall([], result.rejected, result.busy_s, result.items_in, 0,
+                              peak_rss_mb=result.peak_rss_mb)
             return [BatchOutcome(batch, empty, retries, failed=rec)]
         retries += 1
 
@@ -121,5 +122,7 @@ def apply_outcome(ctx: RunContext, stats: RunStats, index: int, stage_name: str,
         stats.bump(index, "skipped", skipped)
     stats.count_reasons(index, call.rejected)
     stats.merge_histograms(index, call.histograms)
+    stats.merge_counters(index, call.counters)
+    stats.note_peak_rss(index, call.peak_rss_mb)
     stats.record(index, tasks_in=tasks_in, tasks_out=len(call.outputs), items_in=call.items_in,
                  items_out=call.items_out, busy_s=call.busy_s)

@@ -10,20 +10,47 @@ from dataclasses import asdict, dataclass, field
 from typing import TextIO
 
 __all__ = ["StageStats", "RunStats", "ProgressReporter", "StageProgress", "RayStageMetrics",
-           "ScoreSketch", "MAX_REASONS", "peak_rss_mb"]
+           "ScoreSketch", "MAX_REASONS", "peak_rss_mb", "process_peak_rss_mb", "DEDUP_GROUP_SIZES"]
+
+DEDUP_GROUP_SIZES = "dedup_group_sizes"
+"""The counter a deduplication stage publishes: duplicate-group size -> number of groups of that
+size (groups of two or more members); the HTML report draws it as a bar plot."""
 
 MAX_REASONS = 50
 """Distinct rejection reasons counted per stage (reasons are short fixed strings by convention)."""
+
+
+def _maxrss_mb(who: int) -> float:
+    import resource  # noqa: PLC0415 - POSIX only
+
+    scale = 1 / 1024 if sys.platform != "darwin" else 1 / 1024**2  # KiB on Linux, bytes on macOS
+    return resource.getrusage(who).ru_maxrss * scale
 
 
 def peak_rss_mb() -> float:
     """Peak resident set size, in MiB, of this process and its waited-for children."""
     import resource  # noqa: PLC0415 - POSIX only
 
-    scale = 1 / 1024 if sys.platform != "darwin" else 1 / 1024**2  # KiB on Linux, bytes on macOS
-    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    kids = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    return max(own, kids) * scale
+    return max(_maxrss_mb(resource.RUSAGE_SELF), _maxrss_mb(resource.RUSAGE_CHILDREN))
+
+
+def process_peak_rss_mb() -> float:
+    """Peak resident set size, in MiB, of this process alone: what a worker reports with each
+    call result. On Linux the high-water mark of its own memory (``VmHWM``): ``ru_maxrss`` of a
+    worker started by fork + exec also counts the parent's memory at the fork. Elsewhere
+    ``ru_maxrss``; 0.0 where neither exists."""
+    try:
+        with open("/proc/self/status", "rb") as fh:
+            for line in fh:
+                if line.startswith(b"VmHWM:"):
+                    return int(line.split()[1]) / 1024  # kB
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        import resource  # noqa: PLC0415 - POSIX only
+    except ImportError:  # pragma: no cover - Windows
+        return 0.0
+    return _maxrss_mb(resource.RUSAGE_SELF)
 
 
 class ScoreSketch:
@@ -119,7 +146,11 @@ class StageStats:
     """Items in per second of the run (second since the start -> items), for the reports."""
     histograms: dict[str, ScoreSketch] = field(default_factory=dict, repr=False)
     """Score histograms the stage published (``drain_histograms``), by score name."""
-    """Items in per second of the run (second since the start -> items), for the reports."""
+    counters: dict[str, dict[str, int]] = field(default_factory=dict)
+    """Counters the stage published (``publish_counts``), summed over workers: name -> key -> n."""
+    peak_rss_mb: float = 0.0
+    """The largest peak resident memory (MiB) of a worker process that ran the stage (thread
+    workers report the driver's; a process shared by fused stages reports to each of them)."""
 
     @property
     def throughput(self) -> float:
@@ -185,6 +216,24 @@ class RunStats:
                 else:
                     mine[name] = sketch
 
+    def merge_counters(self, index: int, counters: dict[str, dict[str, int]] | None) -> None:
+        """Add the counters one batch of stage ``index`` published."""
+        if not counters:
+            return
+        with self._lock:
+            mine = self.stages[index].counters
+            for name, counts in counters.items():
+                into = mine.setdefault(name, {})
+                for key, n in counts.items():
+                    into[key] = into.get(key, 0) + n
+
+    def note_peak_rss(self, index: int, mb: float) -> None:
+        """Keep the largest worker peak memory ``mb`` seen for stage ``index``."""
+        if mb:
+            with self._lock:
+                s = self.stages[index]
+                s.peak_rss_mb = max(s.peak_rss_mb, mb)
+
     def bump(self, index: int, attr: str, n: int = 1) -> None:
         with self._lock:
             setattr(self.stages[index], attr, getattr(self.stages[index], attr) + n)
@@ -201,16 +250,28 @@ class RunStats:
     def format_table(self) -> str:
         """A fixed-width table of the per-stage figures."""
         head = ["stage", "workers", "tasks in", "tasks out", "items in", "items out", "busy s",
-                "items/s", "rejected", "failed", "retries"]
+                "items/s", "rejected", "failed", "retries", "peak MiB"]
         rows = [[s.name, s.workers, s.tasks_in, s.tasks_out, s.items_in, s.items_out,
                  f"{s.busy_s:.2f}", f"{s.throughput:,.0f}", s.rejected, s.failed_tasks,
-                 s.retries] for s in self.stages]
+                 s.retries, f"{s.peak_rss_mb:,.0f}"] for s in self.stages]
         widths = [max(len(str(x)) for x in col) for col in zip(head, *rows, strict=False)]
         fmt = "  ".join(f"{{:<{w}}}" if i == 0 else f"{{:>{w}}}" for i, w in enumerate(widths))
         lines = [fmt.format(*head), fmt.format(*("-" * w for w in widths))]
         lines += [fmt.format(*map(str, r)) for r in rows]
+        lines += [line for s in self.stages for line in _counter_lines(s)]
         lines.append(f"wall time {self.wall_s:.2f}s on {self.executor or 'executor'}")
         return "\n".join(lines)
+
+
+def _counter_lines(stage: StageStats, width: int = 119, most: int = 8) -> list[str]:
+    """One short line per counter of ``stage`` for the summary: its ``most`` largest keys."""
+    out = []
+    for name, counts in stage.counters.items():
+        top = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+        text = ", ".join(f"{k}={v:,}" for k, v in top[:most])
+        more = f", … {len(top) - most} more" if len(top) > most else ""
+        out.append(f"  {stage.name} {name}: {text}{more}"[:width])
+    return out
 
 
 def _eta(seconds: float | None) -> str:

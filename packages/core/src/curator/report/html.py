@@ -6,7 +6,10 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
-__all__ = ["render_html", "render_page", "svg_histogram", "svg_hbars", "svg_lines"]
+from curator.executors.stats import DEDUP_GROUP_SIZES
+
+__all__ = ["render_html", "render_page", "svg_histogram", "svg_hbars", "svg_lines", "svg_bars",
+           "group_size_bars"]
 
 _CSS = """
 body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222;max-width:1100px}
@@ -87,6 +90,48 @@ def svg_hbars(rows: list[tuple[str, list[tuple[float, str]]]], title: str = "",
     return "".join(parts)
 
 
+def svg_bars(rows: list[tuple[str, float]], title: str = "", width: int = 720,
+             height: int = 200, x_label: str = "") -> str:
+    """Vertical bars of ``(label, value)`` (at most 60 px wide) with the labels under them and
+    ``x_label`` below."""
+    pad_l, pad_b, pad_t = 50, 44, 20
+    w, h = width - pad_l - 10, height - pad_b - pad_t
+    top = max((v for _, v in rows), default=0) or 1
+    step = min(w / max(len(rows), 1), 60.0)
+    parts = [f'<svg class="plot bars" width="{width}" height="{height}" '
+             f'xmlns="http://www.w3.org/2000/svg" role="img" aria-label="{escape(title)}">',
+             f'<text x="{pad_l}" y="13">{escape(title)}</text>',
+             f'<line class="axis" x1="{pad_l}" y1="{pad_t + h}" x2="{pad_l + w}" '
+             f'y2="{pad_t + h}"/>',
+             f'<text x="{pad_l - 4}" y="{pad_t + 8}" text-anchor="end">{_num(top)}</text>']
+    for i, (label, value) in enumerate(rows):
+        bh = value / top * h
+        x = pad_l + i * step
+        parts.append(f'<rect class="bar" x="{x + 1:.1f}" y="{pad_t + h - bh:.1f}" '
+                     f'width="{max(step - 2, 1):.1f}" height="{bh:.1f}">'
+                     f'<title>{escape(label)}: {_num(value)}</title></rect>')
+        parts.append(f'<text x="{x + step / 2:.1f}" y="{pad_t + h + 14}" '
+                     f'text-anchor="middle">{escape(label[:8])}</text>')
+    if x_label:
+        parts.append(f'<text x="{pad_l}" y="{height - 6}">{escape(x_label)}</text>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def group_size_bars(sizes: dict[str, int], most: int = 24) -> list[tuple[str, float]]:
+    """``(size label, groups)`` bars of a duplicate-group-size counter (size -> groups): one bar
+    per size, or power-of-two ranges (``"5-8"``) when there are more than ``most`` sizes."""
+    pairs = sorted((int(k), n) for k, n in sizes.items())
+    if len(pairs) <= most:
+        return [(str(k), float(n)) for k, n in pairs]
+    buckets: dict[int, int] = {}
+    for k, n in pairs:
+        b = max(k - 1, 1).bit_length()  # 2 -> 1, 3-4 -> 2, 5-8 -> 3, …
+        buckets[b] = buckets.get(b, 0) + n
+    return [(str(2 ** b) if b == 1 else f"{2 ** (b - 1) + 1}-{2 ** b}", float(n))
+            for b, n in sorted(buckets.items())]
+
+
 def svg_lines(series: list[tuple[str, list[list[float]]]], title: str = "",
               width: int = 720, height: int = 220) -> str:
     """Lines of ``(name, [[x, y], ...])`` on shared axes, with a legend."""
@@ -145,10 +190,10 @@ def render_html(report: dict[str, Any]) -> str:
                 f"{report['rejected_total']} rejected records</p>")
     overview += _table(
         ["stage", "workers", "tasks in", "tasks out", "items in", "items out", "busy s",
-         "items/s", "rejected", "failed", "retries"],
+         "items/s", "rejected", "failed", "retries", "peak MiB"],
         [[s["name"], s["workers"], s["tasks_in"], s["tasks_out"], s["items_in"], s["items_out"],
           f"{s['busy_s']:.2f}", _num(s["throughput_items_per_s"]), s["rejected"],
-          s["failed_tasks"], s["retries"]] for s in stages])
+          s["failed_tasks"], s["retries"], _num(s.get("peak_rss_mb", 0.0))] for s in stages])
     sections = [("Overview", overview)]
     series = [(s["name"], s["timeline"]) for s in stages if s.get("timeline")]
     sections.append(("Throughput over time", svg_lines(series, "items in per second, by stage")
@@ -168,6 +213,23 @@ def render_html(report: dict[str, Any]) -> str:
                           f"{h['stage']}: {h['name']} ({h['count']:,} scores)" if "stage" in h
                           else h.get("name", ""), h.get("thresholds"))
             for h in hists)))
+    groups = [(s["name"], s["counters"][DEDUP_GROUP_SIZES]) for s in stages
+              if (s.get("counters") or {}).get(DEDUP_GROUP_SIZES)]
+    if groups:
+        sections.append(("Duplicate group sizes", "".join(
+            svg_bars(group_size_bars(sizes), f"{name}: duplicate groups by size "
+                     f"({sum(sizes.values()):,} groups)",
+                     x_label="group size (records, the kept one included)")
+            for name, sizes in groups)))
+    counters = [(s["name"], name, counts) for s in stages
+                for name, counts in (s.get("counters") or {}).items()
+                if name != DEDUP_GROUP_SIZES]
+    if counters:
+        sections.append(("Stage counters", "".join(
+            f"<h3>{escape(stage)}: {escape(name)}</h3>" + _table(
+                ["key", "count"], [[k, f"{v:,}"] for k, v in
+                                   sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))])
+            for stage, name, counts in counters)))
     if report["failed_tasks"]:
         sections.append(("Failed tasks", _table(
             ["stage", "task", "partition", "error", "entry"],

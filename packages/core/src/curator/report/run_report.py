@@ -21,8 +21,9 @@ if TYPE_CHECKING:
 __all__ = ["SCHEMA_VERSION", "build_report", "write_report", "load_report", "report_schema",
            "spec_of_stages", "installed_plugins"]
 
-SCHEMA_VERSION = 1
-"""Bumped when a field changes meaning or is removed; new fields keep the version."""
+SCHEMA_VERSION = 2
+"""Bumped when a field changes meaning or is removed, or a required field is added (2: per-stage
+``counters`` and ``peak_rss_mb``)."""
 
 MAX_TIMELINE_POINTS = 120
 
@@ -112,7 +113,9 @@ def build_report(result: RunResult, spec: dict[str, Any] | None = None) -> dict[
             "busy_s": round(s.busy_s, 4), "throughput_items_per_s": d["throughput_items_per_s"],
             "rejected": s.rejected, "rejected_by_reason": dict(s.rejected_by_reason),
             "failed_tasks": s.failed_tasks, "retries": s.retries, "skipped": s.skipped,
-            "worker_restarts": s.worker_restarts, "timeline": _timeline(s.timeline)})
+            "worker_restarts": s.worker_restarts, "peak_rss_mb": round(s.peak_rss_mb, 1),
+            "counters": {name: dict(counts) for name, counts in s.counters.items()},
+            "timeline": _timeline(s.timeline)})
     started = _dt.datetime.fromtimestamp(stats.started_at, _dt.UTC)
     return {
         "schema_version": SCHEMA_VERSION,

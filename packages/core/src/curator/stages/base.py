@@ -160,6 +160,22 @@ class ProcessingStage(ABC, Generic[X, Y]):
         """Take the records rejected since the last call (used by executors)."""
         return self.__dict__.pop("_rejected", [])
 
+    # ---- counters for the run reports ----------------------------------------------------------
+    def publish_counts(self, name: str, counts: dict[Any, int]) -> None:
+        """Add ``counts`` (key -> number) to the counter ``name`` of this stage, e.g.
+        ``publish_counts("pii_entities", {"EMAIL_ADDRESS": 3})``. The executor collects them
+        after each batch (:meth:`drain_counts`), sums them over workers into
+        ``result.stats.stages[i].counters`` and shows them in the summary and run reports
+        (``docs/run-report.md``). Keys become strings."""
+        mine = self.__dict__.setdefault("_counts", {}).setdefault(name, {})
+        for key, n in counts.items():
+            if n:
+                mine[str(key)] = mine.get(str(key), 0) + int(n)
+
+    def drain_counts(self) -> dict[str, dict[str, int]]:
+        """Take the counters published since the last call (used by executors)."""
+        return self.__dict__.pop("_counts", None) or {}
+
     # ---- configuration -------------------------------------------------------------------------
     def with_(self, name: str | None = None, resources: Resources | None = None,
               batch_size: int | None = None, num_workers: int | None = _UNSET,
@@ -169,6 +185,7 @@ class ProcessingStage(ABC, Generic[X, Y]):
         which resets a fixed worker count to the executor's choice (as in NeMo Curator)."""
         new = copy.copy(self)
         new.__dict__.pop("_rejected", None)
+        new.__dict__.pop("_counts", None)
         if name is not None:
             new.name = name
         if resources is not None:

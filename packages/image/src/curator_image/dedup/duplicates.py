@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -13,11 +13,13 @@ __all__ = ["DuplicateReport", "find_exact_duplicates", "find_image_duplicates",
 
 @dataclass
 class DuplicateReport:
-    """Ids to remove and why (``"exact"`` or ``"semantic"``)."""
+    """Ids to remove and why (``"exact"`` or ``"semantic"``); ``group_sizes``: the duplicate
+    groups found, by size (members, the kept one included) -> number of groups."""
 
     ids: list[str]
     reasons: list[str]
     n_images: int
+    group_sizes: dict[int, int] = field(default_factory=dict)
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -49,7 +51,9 @@ def find_image_duplicates(parquet_paths: str | Sequence[str], *, eps: float = 0.
     not depend on file order."""
     import pyarrow as pa
     import pyarrow.parquet as pq
-    from curator.dedup.semantic import find_semantic_duplicates
+    from curator.dedup.kmeans import normalize
+    from curator.dedup.semantic import find_semantic_duplicates, nearest_kept
+    from curator.dedup.workflow import group_size_counts
     from curator.io import expand_paths
 
     paths = expand_paths(parquet_paths, extensions=[".parquet"])
@@ -59,10 +63,13 @@ def find_image_duplicates(parquet_paths: str | Sequence[str], *, eps: float = 0.
     ids = [str(x) for x in table.column(id_field).to_pylist()]
     remove = np.zeros(len(ids), dtype=bool)
     reasons = [""] * len(ids)
+    sizes: dict[int, int] = {}
     if exact:
-        mask = find_exact_duplicates(ids, table.column(hash_field).to_pylist())
+        hashes = table.column(hash_field).to_pylist()
+        mask = find_exact_duplicates(ids, hashes)
         for i in np.flatnonzero(mask):
             remove[i], reasons[i] = True, "exact"
+        _add(sizes, group_size_counts([hashes[i] for i in np.flatnonzero(mask)]))
     if semantic:
         embs = table.column(embedding_field).to_pylist()
         rest = [i for i in range(len(ids)) if not remove[i] and embs[i] is not None]
@@ -72,9 +79,15 @@ def find_image_duplicates(parquet_paths: str | Sequence[str], *, eps: float = 0.
                                             keep=keep)
             for j in np.flatnonzero(mask):
                 remove[rest[j]], reasons[rest[j]] = True, "semantic"
+            _add(sizes, group_size_counts(nearest_kept(normalize(matrix), mask)))
     picked = np.flatnonzero(remove)
     return DuplicateReport(ids=[ids[i] for i in picked], reasons=[reasons[i] for i in picked],
-                           n_images=len(ids))
+                           n_images=len(ids), group_sizes=dict(sorted(sizes.items())))
+
+
+def _add(into: dict[int, int], sizes: dict[int, int]) -> None:
+    for size, n in sizes.items():
+        into[size] = into.get(size, 0) + n
 
 
 def write_duplicates(report: DuplicateReport, path: str) -> str:

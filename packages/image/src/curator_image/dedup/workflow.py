@@ -13,13 +13,15 @@ __all__ = ["ImageSemanticDeduplicationWorkflow", "ImageDedupResult"]
 
 @dataclass
 class ImageDedupResult:
-    """What the workflow did: images seen, ids removed (with reasons) and files written."""
+    """What the workflow did: images seen, ids removed (with reasons), files written and the
+    duplicate groups found by size (``group_sizes``: size -> groups)."""
 
     n_images: int
     removed: dict[str, str]
     duplicates_path: str
     output_files: list[str] = field(default_factory=list)
     rejected_counts: dict[str, int] = field(default_factory=dict)
+    group_sizes: dict[int, int] = field(default_factory=dict)
 
 
 @dataclass
@@ -107,4 +109,4 @@ class ImageSemanticDeduplicationWorkflow:
         return ImageDedupResult(n_images=report.n_images,
                                 removed=dict(zip(report.ids, report.reasons, strict=True)),
                                 duplicates_path=dup_path, output_files=sorted(files),
-                                rejected_counts=counts)
+                                rejected_counts=counts, group_sizes=report.group_sizes)

@@ -4,8 +4,10 @@ entities with a local spaCy model."""
 from curator_text.pii.modifier import (
     NER_ENTITIES,
     PATTERN_ENTITIES,
+    PII_COUNTER,
     PiiModifier,
     PiiRedactionStage,
 )
 
-__all__ = ["PiiModifier", "PiiRedactionStage", "PATTERN_ENTITIES", "NER_ENTITIES"]
+__all__ = ["PiiModifier", "PiiRedactionStage", "PATTERN_ENTITIES", "NER_ENTITIES",
+           "PII_COUNTER"]

@@ -13,12 +13,13 @@ from typing import Any
 import pyarrow as pa
 from curator.errors import ConfigError
 from curator.stages.base import ProcessingStage, StageIO
+from curator.stages.lifecycle import ensure_setup
 
 from curator_text.modifiers.base import DocumentModifier
 from curator_text.tasks import DocumentBatch
 
 __all__ = ["PiiModifier", "PiiRedactionStage", "PATTERN_ENTITIES", "NER_ENTITIES",
-           "ACTIONS"]
+           "ACTIONS", "PII_COUNTER"]
 
 log = logging.getLogger(__name__)
 
@@ -29,6 +30,10 @@ checked, IBANs checksum-checked)."""
 NER_ENTITIES = ("PERSON", "LOCATION")
 """Entities that need ``ner_model`` (a local spaCy pipeline directory or installed package)."""
 ACTIONS = ("redact", "replace", "mask", "hash")
+PII_COUNTER = "pii_entities"
+"""The stage counter (``ProcessingStage.publish_counts``) of PII spans replaced, by entity type:
+summed over workers in ``result.stats.stages[i].counters`` and shown in the run summary and
+reports."""
 
 
 def _pattern_recognizers(language: str) -> list[Any]:
@@ -153,7 +158,9 @@ class PiiModifier(DocumentModifier):
         self._anonymizer: Any = None
 
     def __getstate__(self) -> dict[str, Any]:
-        return {**self.__dict__, "_analyzer": None, "_anonymizer": None}
+        state = {**self.__dict__, "_analyzer": None, "_anonymizer": None}
+        state.pop("_found", None)
+        return state
 
     def setup(self) -> None:
         if self._analyzer is not None:
@@ -196,7 +203,7 @@ class PiiModifier(DocumentModifier):
 
     def redact(self, text: str) -> tuple[str, Counter]:
         """``(anonymized text, Counter of entity types replaced)`` for one text."""
-        self.setup()
+        ensure_setup(self)
         if not text:
             return text, Counter()
         found = self._analyzer.analyze(text=text, language=self.language,
@@ -205,11 +212,19 @@ class PiiModifier(DocumentModifier):
             return text, Counter()
         result = self._anonymizer.anonymize(text=text, analyzer_results=found,
                                             operators=self._operators())
-        return result.text, Counter(item.entity_type for item in result.items)
+        counts = Counter(item.entity_type for item in result.items)
+        self.__dict__.setdefault("_found", Counter()).update(counts)
+        return result.text, counts
+
+    def drain_counts(self) -> dict[str, dict[str, int]]:
+        """``{PII_COUNTER: {entity type: spans replaced}}`` since the last call (what a stage
+        applying this modifier publishes with ``publish_counts``)."""
+        found = self.__dict__.pop("_found", None)
+        return {PII_COUNTER: dict(sorted(found.items()))} if found else {}
 
     def analyze(self, text: str) -> list[tuple[int, int, str]]:
         """The ``(start, end, entity_type)`` spans the analyzer finds in ``text``."""
-        self.setup()
+        ensure_setup(self)
         return [(r.start, r.end, r.entity_type) for r in self._analyzer.analyze(
             text=text, language=self.language, entities=self.supported_entities)]
 
@@ -229,7 +244,9 @@ def _spacy_package(name: str) -> bool:
 class PiiRedactionStage(ProcessingStage[DocumentBatch, DocumentBatch]):
     """Redacts ``text_field`` with a :class:`PiiModifier` and adds ``count_field`` (number of PII
     spans replaced per document, int32). Per-entity counts of the task go to its metadata
-    (``metadata["pii_counts"]``, e.g. ``{"EMAIL_ADDRESS": 3}``) and to the log.
+    (``metadata["pii_counts"]``, e.g. ``{"EMAIL_ADDRESS": 3}``), to the log and to the stage
+    counter :data:`PII_COUNTER` (summed over the run in ``result.stats``, the summary and the
+    run reports).
 
     Parameters:
         modifier: the configured :class:`PiiModifier` (default: ``PiiModifier()``).
@@ -256,13 +273,14 @@ class PiiRedactionStage(ProcessingStage[DocumentBatch, DocumentBatch]):
         return ["data"], [self.text_field, self.count_field]
 
     def setup(self, worker_metadata: dict[str, Any] | None = None) -> None:
-        self.modifier.setup()
+        ensure_setup(self.modifier)
 
     def process(self, task: DocumentBatch) -> DocumentBatch:
         table = task.to_pyarrow()
         if self.text_field not in table.column_names:
             raise KeyError(f"{self.name}: text_field {self.text_field!r} not in columns "
                            f"{table.column_names}")
+        self.modifier.drain_counts()  # counted below, per task
         texts, counts, total = [], [], Counter()
         for text in table[self.text_field].to_pylist():
             if text is None:
@@ -283,6 +301,7 @@ class PiiRedactionStage(ProcessingStage[DocumentBatch, DocumentBatch]):
             table = table.append_column(self.count_field, col)
         out = task.derive(table)
         out.metadata["pii_counts"] = dict(sorted(total.items()))
+        self.publish_counts(PII_COUNTER, total)
         if total:
             log.info("%s: task %s: %s", self.name, task.task_id, dict(total))
         return out
