@@ -164,3 +164,17 @@ def test_modifier_drains_the_entities_it_replaced(modifier) -> None:
     modifier.redact("mail jane.doe@example.com or ops-team@mail.example.org, call (212) 555-0187")
     assert modifier.drain_counts() == {PII_COUNTER: {"EMAIL_ADDRESS": 2, "PHONE_NUMBER": 1}}
     assert modifier.drain_counts() == {}
+
+
+def test_nemo_style_modify_publishes_the_entity_counts() -> None:
+    """NeMo's usual form, ``Modify(PiiModifier(...))``, counts entities like the PII stage."""
+    from curator_text import PiiModifier
+    from curator_text.modifiers import Modify
+    from curator_text.pii import PII_COUNTER
+
+    texts, _ = _docs()
+    batch = DocumentBatch(task_id="b", dataset_name="t", data=pa.table({"text": texts}))
+    result = Pipeline("pii", stages=[Modify(PiiModifier(anonymize_action="replace"))]).run(
+        initial_tasks=[batch], summary=False, progress=False)
+    assert result.ok
+    assert result.stats.stages[0].counters[PII_COUNTER] == {k: 2 for k in PLANTED}
