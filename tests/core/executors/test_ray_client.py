@@ -220,3 +220,88 @@ def test_a_killed_driver_leaves_no_process_of_the_cluster_it_started():
     finally:
         end_processes(session_processes(temp_dir))
         shutil.rmtree(temp_dir, ignore_errors=True)
+
+
+@pytest.mark.ray
+def test_started_cluster_serves_rays_state_api_as_xenna_needs(ray_cluster):
+    """RayClient starts Ray's dashboard by default (NeMo Curator's defaults: port 8265 on
+    127.0.0.1), with the state API limit Xenna lists actors with."""
+    from curator import RayClient
+    from curator.executors.ray_client import STATE_API_ENV
+    from ray.util.state import list_actors
+
+    client = RayClient()
+    assert (client.include_dashboard, client.ray_dashboard_port,
+            client.ray_dashboard_host) == (True, 8265, "127.0.0.1")
+    assert ray_cluster.dashboard_url and ray_cluster.dashboard_url.startswith("127.0.0.1:")
+    limit = int(STATE_API_ENV["RAY_MAX_LIMIT_FROM_API_SERVER"])
+    assert limit > 10_000  # more than Ray's default, which the dashboard would refuse
+    assert isinstance(list_actors(address=ray_cluster.address, limit=limit, timeout=60), list)
+
+
+DASHBOARD_PORTS = textwrap.dedent("""
+    import json, socket
+    from curator.executors.ray_client import RayClient, RayStartError
+    from ray.util.state import list_actors
+
+    held = []
+    def hold(port):
+        s = socket.socket()
+        s.bind(("127.0.0.1", port))
+        s.listen()
+        held.append(s)
+        return s.getsockname()[1]
+
+    taken = hold(0)
+    try:
+        RayClient(ray_dashboard_port=taken, timeout_s=120).start()
+        explicit = None
+    except RayStartError as exc:
+        explicit = str(exc)
+    try:
+        hold(8265)  # the default port is busy (by us, or by another cluster already)
+    except OSError:
+        pass
+    with RayClient(num_cpus=1, object_store_memory=80 * 1024**2, timeout_s=200) as client:
+        url = client.dashboard_url
+        actors = len(list_actors(address=client.address, limit=40000, timeout=60))
+    print(json.dumps({"taken": taken, "explicit": explicit, "url": url, "actors": actors}))
+""")
+
+
+@pytest.mark.ray
+def test_dashboard_port_taken():
+    """A dashboard port given explicitly that is in use is an error naming the parameter
+    (before anything starts); when the default port 8265 is in use, the next free one serves."""
+    info = _run(DASHBOARD_PORTS)
+    assert f"ray_dashboard_port={info['taken']} is already in use" in info["explicit"]
+    host, port = info["url"].rsplit(":", 1)
+    assert host == "127.0.0.1" and int(port) != 8265
+    assert info["actors"] >= 0
+
+
+def test_nemo_ray_start_options_are_mapped_or_refused():
+    from curator import RayClient
+
+    assert RayClient(ray_temp_dir="/tmp/curator_rt")._temp_dir() == "/tmp/curator_rt"  # noqa: S108
+    with pytest.raises(TypeError, match=r"ray_port, ray_metrics_port .*`ray start`"):
+        RayClient(ray_port=6380, ray_metrics_port=8080)
+
+
+def test_without_rays_dashboard_packages_a_cluster_starts_without_it_and_says_so():
+    """curator-core needs only ray[data]; where ray[default]'s packages are missing (here:
+    aiohttp made unimportable) RayClient() starts without the dashboard, with a warning that
+    names the fix, instead of failing."""
+    code = textwrap.dedent("""
+        import json, sys, warnings
+        sys.modules["aiohttp"] = None  # as if ray[default] were not installed
+        from curator.executors.ray_client import _dashboard_installed
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            ok = _dashboard_installed()
+        print(json.dumps({"ok": ok, "warnings": [str(w.message) for w in caught]}))
+    """)
+    info = _run(code)
+    assert info["ok"] is False
+    assert any("ray[default]" in w and "include_dashboard=False" in w for w in info["warnings"])
+    assert _run(code.replace('sys.modules["aiohttp"] = None', "pass"))["ok"] is True

@@ -1,9 +1,10 @@
 """XennaExecutor (cosmos-xenna): the same records as the local executor in streaming and batch
 mode, rejected records and failed tasks in the sink, the checkpoint, and its config keys.
 
-Xenna lists actors through Ray's dashboard, which the session ``ray_cluster`` does not run, so the
-Xenna runs happen in one subprocess (``python -m tests.core.executors.test_xenna OUT``) that
-starts its own small cluster with :class:`XennaRayClient` and stops it; the test kills that
+Xenna lists actors through Ray's dashboard (the session ``ray_cluster`` runs one, as every
+``RayClient`` by default). The Xenna runs happen in one subprocess (``python -m
+tests.core.executors.test_xenna OUT``) that starts its own small cluster with
+:class:`XennaRayClient` (both modes from a clean cluster) and stops it; the test kills that
 process group by id if it overruns. Xenna keeps ``floor(CPUs x 0.95)`` CPUs for stages, so on a
 2-CPU machine the stages share one CPU (their shares are scaled down).
 """
@@ -158,16 +159,51 @@ def test_registered_by_name():
     assert isinstance(ex, XennaExecutor) and ex.setting("execution_mode") == "batch"
 
 
-@pytest.mark.ray
-def test_cluster_without_dashboard_is_a_clear_error(ray_cluster, tmp_path):
-    """The session cluster runs no dashboard: Xenna could not list its actors."""
-    pytest.importorskip("cosmos_xenna", reason="cosmos-xenna not installed: curator-core[xenna]")
-    from curator.executors.ray_client import RayStartError
-    from curator.executors.xenna import XennaExecutor
+CLUSTER_ERRORS = """
+import json, sys
+from curator import Resources
+from curator.executors.ray_client import RayClient, RayStartError
+from curator.executors.xenna import XennaExecutor
+from tests.core.executors.test_xenna import pipeline
 
-    with pytest.raises(RayStartError, match="dashboard"):
-        pipeline(str(tmp_path / "out")).run(XennaExecutor(), summary=False)
-    assert not (tmp_path / "out").exists()
+def run(out, gpu=False):
+    p = pipeline(out)
+    if gpu:
+        p.stages[1] = p.stages[1].with_(resources=Resources(cpus=0.5, gpus=1))
+    try:
+        p.run(XennaExecutor(), summary=False)
+    except RayStartError as exc:
+        return str(exc)
+
+with RayClient(num_cpus=1, object_store_memory=80 * 1024**2, include_dashboard=False):
+    no_dashboard = run(sys.argv[1])
+with RayClient(num_cpus=2, num_gpus=1, object_store_memory=80 * 1024**2):  # a fake GPU
+    gpu = run(sys.argv[1], gpu=True)
+print(json.dumps({"no_dashboard": no_dashboard, "gpu": gpu}))
+"""
+
+
+@pytest.mark.ray
+def test_clusters_xenna_cannot_use_are_a_clear_error(tmp_path):
+    """Run in a subprocess (the session cluster suits Xenna): a cluster started with
+    RayClient(include_dashboard=False) serves no state API, so Xenna could not list its actors;
+    a cluster whose workers hide GPUs (Ray's default) cannot run Xenna's GPU workers. Both stop
+    the run before any data is read, saying how to fix it."""
+    pytest.importorskip("cosmos_xenna", reason="cosmos-xenna not installed: curator-core[xenna]")
+    env = {**os.environ, "RAY_ENABLE_UV_RUN_RUNTIME_ENV": "0"}
+    for key in ("RAY_ADDRESS", "RAY_EXPERIMENTAL_NOSET_CUDA_VISIBLE_DEVICES"):
+        env.pop(key, None)
+    out = tmp_path / "out"
+    proc = subprocess.run([sys.executable, "-c", CLUSTER_ERRORS, str(out)], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    errors = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert errors["no_dashboard"] and "runs no Ray dashboard" in errors["no_dashboard"], errors
+    assert "RayClient() does by default" in errors["no_dashboard"]
+    assert "--include-dashboard=true" in errors["no_dashboard"]
+    assert errors["gpu"] and "RAY_EXPERIMENTAL_NOSET_CUDA_VISIBLE_DEVICES=1" in errors["gpu"]
+    assert "XennaRayClient()" in errors["gpu"]
+    assert not out.exists()
 
 
 if __name__ == "__main__":  # the Xenna job of the xenna_runs fixture: OUT_DIR

@@ -41,6 +41,7 @@ def test_removal_stage(tmp_path):
 
     path = write_duplicates(DuplicateReport(["b"], ["exact"], 3), str(tmp_path / "d.parquet"))
     stage = ImageDuplicateRemovalStage(duplicates_path=path)
+    stage.setup()  # process() relies on setup() (executors and invoke_stage guarantee it)
     task = ImageBatch(task_id="t", dataset_name="d",
                       data=[ImageObject(image_id=i) for i in "abc"])
     assert [i.image_id for i in stage.process(task).data] == ["a", "c"]

@@ -70,3 +70,22 @@ def test_pipeline_counts_filtered_images(shards, clip_dir, aesthetic_dir):
     assert result.rejected.counts == {"ImageAestheticFilterStage": 12}
     stats = next(s for s in result.stats.stages if s.name == "ImageAestheticFilterStage")
     assert (stats.items_in, stats.items_out) == (12, 0)
+
+
+def test_one_model_root_serves_every_stage_as_in_nemo(shards, tmp_path):
+    """NeMo Curator passes one ``model_dir`` root to every image stage, each model under its hub
+    id; the migration guide's dedup reads ``image_embedding`` and ``image_id``."""
+    from curator.dedup import SemanticDeduplicationStage
+    from curator_image.testing import make_tiny_model_dir
+
+    root = make_tiny_model_dir(str(tmp_path / "models"))
+    result = Pipeline("root", stages=[
+        ImageReaderStage(shards), ImageEmbeddingStage(model_dir=root),
+        ImageAestheticFilterStage(model_dir=root, score_threshold=-1e9),
+        ImageNSFWFilterStage(model_dir=root, score_threshold=1.0),
+        SemanticDeduplicationStage(id_field="image_id", embedding_field="image_embedding",
+                                   n_clusters=100, eps=0.01)]).run()
+    images = [i for t in result for i in t.data]
+    assert result.ok and len(images) == 10  # 12 read, the 2 planted duplicates removed
+    assert all(i.aesthetic_score is not None and 0 <= i.nsfw_score <= 1 for i in images)
+    assert all(i.image_embedding is i.embedding for i in images)

@@ -117,3 +117,22 @@ def test_contract(shards):
     task = FileGroupTask(task_id="s", dataset_name="d", data=[shards[0]])
     outs = check_stage_contract(WebDatasetReaderStage(task_batch_size=4), task)
     assert [t.task_id for t in outs] == ["s_0", "s_1"]
+
+
+def test_reader_without_input_as_first_stage_says_what_to_add():
+    """NeMo's ImageReaderStage takes no paths (a FilePartitioningStage comes first); ours as the
+    first stage without file_paths has nothing to read: the run stops saying so, not silently."""
+    from curator.executors.local import SourceStageError
+
+    with pytest.raises(SourceStageError, match=r"no shards to read.*file_paths.*"
+                                                r"FilePartitioningStage"):
+        Pipeline("r", stages=[ImageReaderStage(task_batch_size=4)]).run()
+
+
+def test_reader_after_file_partitioning_as_in_nemo(shards):
+    from curator.stages.file_partitioning import FilePartitioningStage
+
+    result = Pipeline("r", stages=[
+        FilePartitioningStage(file_paths=os.path.dirname(shards[0]), file_extensions=[".tar"]),
+        ImageReaderStage(task_batch_size=4, num_threads=16, num_gpus_per_worker=0.25)]).run()
+    assert sum(len(t.data) for t in result) == 12

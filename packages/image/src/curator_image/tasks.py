@@ -42,6 +42,12 @@ class ImageObject:
     raw: bytes | None = None
     image_ext: str = "jpg"
 
+    @property
+    def image_embedding(self) -> np.ndarray | None:
+        """:attr:`embedding` under the name NeMo Curator's migration guide gives it
+        (``SemanticDeduplicationStage(embedding_field="image_embedding")``)."""
+        return self.embedding
+
 
 @dataclass
 class ImageBatch(Task[list[ImageObject]]):

@@ -14,7 +14,8 @@ from typing import Any
 import numpy as np
 
 __all__ = ["make_tiny_clip_model", "make_tiny_open_clip_checkpoint", "open_clip_vision_reference", "make_tiny_aesthetic_model", "make_tiny_nsfw_model",
-           "make_image", "encode_image", "make_webdataset_shards", "TINY_CLIP_EMBED_DIM"]
+           "make_tiny_model_dir", "make_image", "encode_image", "make_webdataset_shards",
+           "TINY_CLIP_EMBED_DIM"]
 
 TINY_CLIP_EMBED_DIM = 16
 
@@ -154,6 +155,24 @@ def make_tiny_nsfw_model(path: str, embed_dim: int, seed: int = 2) -> str:
     os.makedirs(path, exist_ok=True)
     torch.save(model.state_dict(), target)
     return path
+
+
+def make_tiny_model_dir(root: str) -> str:
+    """Fill ``root`` the way NeMo Curator's image ``model_dir`` is laid out, one folder per hub
+    id: a tiny CLIP under ``openai/clip-vit-large-patch14``, the aesthetic predictor under
+    ``ttj/sac-logos-ava1-l14-linearMSE`` and the NSFW detector under
+    ``laion/clip-autokeras-binary-nsfw`` (random weights, published layouts, over the tiny
+    CLIP's embeddings). Every image model stage then takes ``model_dir=root``. Idempotent.
+    Returns ``root``."""
+    from curator_image.models.aesthetic import AESTHETIC_MODEL_ID, NSFW_MODEL_ID
+    from curator_image.models.clip import HF_CLIP_MODEL_ID
+
+    make_tiny_clip_model(os.path.join(root, *HF_CLIP_MODEL_ID.split("/")),
+                         projection_dim=TINY_CLIP_EMBED_DIM)
+    make_tiny_aesthetic_model(os.path.join(root, *AESTHETIC_MODEL_ID.split("/")),
+                              TINY_CLIP_EMBED_DIM)
+    make_tiny_nsfw_model(os.path.join(root, *NSFW_MODEL_ID.split("/")), TINY_CLIP_EMBED_DIM)
+    return root
 
 
 def make_image(seed: int, size: tuple[int, int] = (48, 40)) -> np.ndarray:

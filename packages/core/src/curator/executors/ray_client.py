@@ -17,11 +17,21 @@ from typing import Any
 from curator.errors import CuratorError
 
 __all__ = ["RayClient", "RayStartError", "alive_nodes", "resolve_address", "session_processes",
-           "end_processes", "sweep_orphans", "node_slots"]
+           "end_processes", "sweep_orphans", "node_slots", "environ", "DEFAULT_DASHBOARD_PORT",
+           "DEFAULT_DASHBOARD_HOST", "STATE_API_ENV"]
 
 _RAY_PROCESS_NAMES = ("raylet", "gcs_server", "plasma_store", "ray::", "dashboard", "log_monitor",
                       "runtime_env", "default_worker", "monitor.py")
 _OWNED_DIR = "curator_owned"  # under Ray's temp dir: one JSON file per cluster a driver started
+DEFAULT_DASHBOARD_PORT = 8265  # NeMo Curator's (and Ray's) defaults
+DEFAULT_DASHBOARD_HOST = "127.0.0.1"
+# The dashboard of a started cluster serves Ray's state API with Xenna's actor limit (Xenna lists
+# every actor through it); the limits are read by the dashboard process at its start.
+STATE_API_ENV = {"RAY_MAX_LIMIT_FROM_API_SERVER": "40000",
+                 "RAY_MAX_LIMIT_FROM_DATA_SOURCE": "40000"}
+# NeMo Curator's RayClient options for its `ray start` subprocess, which ray.init has no use for
+_RAY_START_ONLY = ("ray_port", "ray_metrics_port", "ray_client_server_port",
+                   "enable_object_spilling", "ray_stdouterr_capture_file")
 
 
 class RayStartError(CuratorError, RuntimeError):
@@ -82,6 +92,56 @@ def _wait_for_port(host: str, port: int, deadline: float) -> None:
             if time.monotonic() + 0.25 >= deadline:
                 raise
             time.sleep(0.25)
+
+
+@contextlib.contextmanager
+def environ(values: dict[str, str | None]) -> Any:
+    """Set environment variables for the block (processes started in it inherit them; ``None``
+    unsets one); afterwards each is as before, whatever the block did to it."""
+    old = {k: os.environ.get(k) for k in values}
+    for k, v in values.items():
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v
+    try:
+        yield
+    finally:
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def _require_free_port(host: str, port: int, param: str) -> int:
+    """``port`` when nothing is bound to it on ``host`` (``0``: the system picks one); else a
+    :class:`RayStartError` naming ``param``."""
+    if port:
+        with socket.socket() as s:
+            try:
+                s.bind((host, port))
+            except OSError as exc:
+                raise RayStartError(f"RayClient: {param}={port} is already in use on {host} "
+                                    f"({exc.strerror}); pass a free port, or 0 to let the "
+                                    f"system pick one") from exc
+    return port
+
+
+def _dashboard_installed() -> bool:
+    """Whether Ray's dashboard can run here (package ``ray[default]``); warns when not."""
+    from ray._private.utils import get_dashboard_dependency_error  # noqa: PLC0415
+
+    error = get_dashboard_dependency_error()
+    if error is not None:
+        import warnings  # noqa: PLC0415
+
+        warnings.warn(f"RayClient: starting the cluster without Ray's dashboard, whose packages "
+                      f"are not installed ({error}); XennaExecutor cannot run on it. Install "
+                      f"'ray[default]' (or 'curator-core[xenna]') for the dashboard, or pass "
+                      f"include_dashboard=False to start without it quietly", UserWarning,
+                      stacklevel=4)
+    return error is None
 
 
 def _causes(exc: BaseException) -> str:
@@ -254,8 +314,19 @@ class RayClient:
         object_store_memory: object store size in bytes for a started cluster (default: Ray's).
         timeout_s: the longest a whole start or join (address probe, ``ray.init`` and a test
             task) may take before :class:`RayStartError` says what to do.
-        include_dashboard: start Ray's dashboard (off: it is slow to start and rarely needed).
-        ray_init_kwargs: extra arguments for ``ray.init``.
+        include_dashboard: a started cluster runs Ray's dashboard, which serves Ray's state API
+            (``XennaExecutor`` needs it; on by default, as in NeMo Curator; it needs the package
+            ``ray[default]``, without which the cluster starts without it, with a warning). Off
+            saves a little memory where only the Ray Data / actor pool executors run.
+        ray_dashboard_port: the dashboard's port (8265, as NeMo Curator). When the default port
+            is taken the next free one is used (:attr:`dashboard_url` tells which); a port given
+            explicitly that is taken is an error; ``0`` lets the system pick.
+        ray_dashboard_host: the interface the dashboard listens on (``"127.0.0.1"``: this machine
+            only; ``"0.0.0.0"`` to reach it from other machines).
+        ray_init_kwargs: extra arguments for ``ray.init``; NeMo Curator's ``ray_temp_dir`` is
+            taken as Ray's temp dir; its ``ray start`` options (``ray_port``,
+            ``ray_metrics_port``, ``ray_client_server_port``, ``enable_object_spilling``,
+            ``ray_stdouterr_capture_file``) are an error.
 
     A started cluster is recorded in ``<ray temp dir>/curator_owned/`` with this process's id,
     and a small watchdog process waits for this process to exit: should the driver die without
@@ -269,14 +340,26 @@ class RayClient:
 
     def __init__(self, address: str | None = None, num_cpus: int | None = None,
                  num_gpus: int | None = None, object_store_memory: int | None = None,
-                 timeout_s: float = 120.0, include_dashboard: bool = False,
-                 **ray_init_kwargs: Any) -> None:
+                 timeout_s: float = 120.0, include_dashboard: bool = True,
+                 ray_dashboard_port: int = DEFAULT_DASHBOARD_PORT,
+                 ray_dashboard_host: str = DEFAULT_DASHBOARD_HOST, **ray_init_kwargs: Any) -> None:
+        if "ray_temp_dir" in ray_init_kwargs:
+            ray_init_kwargs["_temp_dir"] = ray_init_kwargs.pop("ray_temp_dir")
+        unsupported = [k for k in _RAY_START_ONLY if k in ray_init_kwargs]
+        if unsupported:
+            raise TypeError(f"RayClient: {', '.join(unsupported)} (NeMo Curator's options for "
+                            f"its `ray start` subprocess) are not supported: the cluster starts "
+                            f"in this process with ray.init and picks its ports itself; drop "
+                            f"them")
         self.address = address
         self.num_cpus = num_cpus
         self.num_gpus = num_gpus
         self.object_store_memory = object_store_memory
         self.timeout_s = timeout_s
         self.include_dashboard = include_dashboard
+        self.ray_dashboard_port = ray_dashboard_port
+        self.ray_dashboard_host = ray_dashboard_host
+        self.dashboard_url: str | None = None  # host:port of the dashboard, once started
         self.ray_init_kwargs = ray_init_kwargs
         self.owns_cluster = False
         self.how: str | None = None  # how start() found the cluster (see resolve_address)
@@ -307,6 +390,15 @@ class RayClient:
             for key in ("num_cpus", "num_gpus", "object_store_memory"):
                 if getattr(self, key) is not None:
                     kwargs[key] = getattr(self, key)
+            if self.include_dashboard and not _dashboard_installed():
+                kwargs["include_dashboard"] = False
+            elif self.include_dashboard:
+                kwargs.setdefault("dashboard_host", self.ray_dashboard_host)
+                if self.ray_dashboard_port != DEFAULT_DASHBOARD_PORT:
+                    kwargs.setdefault("dashboard_port", _require_free_port(
+                        kwargs["dashboard_host"], self.ray_dashboard_port, "ray_dashboard_port"))
+                # the default port: Ray's dashboard binds 8265 or, when taken, the next free
+                # port itself (no race with another cluster starting at the same time)
             what = "start a local Ray cluster"
             hint = ("check that /tmp is writable and has space, that no firewall blocks "
                     "the machine's own IP, and see /tmp/ray/session_latest/logs")
@@ -317,7 +409,10 @@ class RayClient:
             what = f"join the Ray cluster at {address!r} (from {how} address)"
             hint = (_auth_hint() or "check that the cluster is up (`ray status` on its head "
                     "node) and that this machine can reach the head node's GCS port")
-        self._call_with_timeout(lambda: ray.init(**kwargs), what, hint, deadline)
+        # the dashboard ray.init starts reads the state API limits from its environment
+        with environ(STATE_API_ENV if how == "start" else {}):
+            context = self._call_with_timeout(lambda: ray.init(**kwargs), what, hint, deadline)
+        self.dashboard_url = getattr(context, "dashboard_url", None) or None
         self.owns_cluster = how == "start"
         self._connected = True
         try:
@@ -464,10 +559,11 @@ class RayClient:
                 f"cluster is up and that no firewall blocks the port") from exc
         return address
 
-    def _call_with_timeout(self, fn: Any, what: str, hint: str, deadline: float) -> None:
-        """Run ``fn`` in this thread (Ray ties its daemons' lifetime to the starting thread, so
-        it cannot run in a helper thread); a watchdog interrupts it at ``deadline`` when this
-        is the main thread, and otherwise at least says on stderr what is wrong."""
+    def _call_with_timeout(self, fn: Any, what: str, hint: str, deadline: float) -> Any:
+        """Run ``fn`` and return its result, in this thread (Ray ties its daemons' lifetime to
+        the starting thread, so it cannot run in a helper thread); a watchdog interrupts it at
+        ``deadline`` when this is the main thread, and otherwise at least says on stderr what
+        is wrong."""
         fired = threading.Event()
         in_main = threading.current_thread() is threading.main_thread()
         message = (f"could not {what} within {self.timeout_s:.0f}s: {hint}; or raise "
@@ -484,13 +580,14 @@ class RayClient:
         start = time.monotonic()
         watchdog.start()
         try:
-            fn()
+            return fn()
         except KeyboardInterrupt:
             if fired.is_set():
                 raise RayStartError(message) from None
             raise
         except Exception as exc:
-            hint = _auth_hint(exc) or hint
+            if self.how != "start":  # a cluster we started cannot refuse our token
+                hint = _auth_hint(exc) or hint
             cause = _causes(exc)
             raise RayStartError(f"could not {what} ({time.monotonic() - start:.1f}s): {exc}"
                                 f"{f' (caused by {cause})' if cause else ''}. {hint}") from exc

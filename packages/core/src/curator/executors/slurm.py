@@ -68,7 +68,7 @@ class SlurmRayClient(RayClient):
 
     def __init__(self, address: str | None = None, num_cpus: int | None = None,
                  num_gpus: int | None = None, object_store_memory: int | None = None,
-                 timeout_s: float = 120.0, include_dashboard: bool = False,
+                 timeout_s: float = 120.0, include_dashboard: bool = True,
                  worker_connect_timeout_s: float = 300.0, srun_args: list[str] | None = None,
                  **ray_init_kwargs: Any) -> None:
         if num_cpus is None and os.environ.get("SLURM_CPUS_ON_NODE"):

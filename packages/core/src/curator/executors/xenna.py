@@ -6,18 +6,21 @@ when a run starts, so registering the executor is cheap.
 
 from __future__ import annotations
 
-import contextlib
 import math
 import os
-import socket
 import threading
 from collections import defaultdict
-from collections.abc import Iterator
 from typing import Any
 
-from curator.executors.base import RunContext, RunResult
+from curator.executors.base import RunContext, RunResult, ensure_setup
 from curator.executors.fusion import StageGroup, chain_reports
-from curator.executors.ray_client import RayClient, RayStartError, alive_nodes
+from curator.executors.ray_client import (
+    STATE_API_ENV,
+    RayClient,
+    RayStartError,
+    alive_nodes,
+    environ,
+)
 from curator.executors.ray_common import RayExecutorBase, node_gpu_memory_gb, start_tasks
 from curator.executors.retry import apply_report
 from curator.executors.stats import RunStats
@@ -34,9 +37,9 @@ _DEFAULTS: dict[str, Any] = {
     "execution_mode": "streaming", "logging_interval": 60, "autoscale_interval_s": 180,
     "cpu_allocation_percentage": 0.95, "log_worker_allocation_layout": True,
     **{k: "INFO" for k in _VERBOSITY}}
-# Xenna lists actors through Ray's state API with this limit; the dashboard must allow it.
-_XENNA_ENV = {"RAY_MAX_LIMIT_FROM_API_SERVER": "40000", "RAY_MAX_LIMIT_FROM_DATA_SOURCE": "40000",
-              "RAY_EXPERIMENTAL_NOSET_CUDA_VISIBLE_DEVICES": "1"}
+# Xenna lists actors through Ray's state API with this limit (the dashboard must allow it) and
+# sets CUDA_VISIBLE_DEVICES of its GPU workers itself.
+_XENNA_ENV = {**STATE_API_ENV, "RAY_EXPERIMENTAL_NOSET_CUDA_VISIBLE_DEVICES": "1"}
 
 
 def _xenna() -> Any:
@@ -48,61 +51,67 @@ def _xenna() -> Any:
     return v1
 
 
-@contextlib.contextmanager
-def _environ(values: dict[str, str]) -> Iterator[None]:
-    """Set environment variables for the block (started Ray processes inherit them)."""
-    old = {k: os.environ.get(k) for k in values}
-    os.environ.update(values)
-    try:
-        yield
-    finally:
-        for k, v in old.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _check_state_api() -> None:
     """Raise :class:`RayStartError` unless the connected cluster answers Ray's state API with
-    Xenna's actor limit (Xenna's monitor needs Ray's dashboard, started with that limit)."""
+    Xenna's actor limit (Xenna's monitor needs Ray's dashboard, started with that limit).
+
+    A cluster started without the dashboard still names a dashboard address (Ray's default
+    port), where another cluster's dashboard may answer: the nodes the state API lists must be
+    this cluster's."""
     import ray  # noqa: PLC0415
-    from ray.util.state import list_actors  # noqa: PLC0415
+    from ray.util.state import list_actors, list_nodes  # noqa: PLC0415
 
     address = ray.get_runtime_context().gcs_address
+    ours = {n["NodeID"] for n in ray.nodes()}
     try:
         list_actors(address=address, limit=int(_XENNA_ENV["RAY_MAX_LIMIT_FROM_API_SERVER"]),
                     timeout=30, raise_on_missing_output=False)
+        served = {getattr(n, "node_id", None) for n in list_nodes(
+            address=address, limit=10_000, timeout=30, raise_on_missing_output=False)}
+        if not served & ours:
+            raise RuntimeError("the dashboard at the address the cluster names belongs to "
+                               "another Ray cluster")
     except Exception as exc:  # noqa: BLE001 - every failure here means the same to the user
+        limits = " ".join(f"{k}={v}" for k, v in STATE_API_ENV.items())
+        what = ("its dashboard allows fewer actors per state API call than Xenna lists"
+                if "exceeds the supported limit" in str(exc) else "it runs no Ray dashboard")
+        cause = (str(exc).strip().splitlines() or [""])[0][:200]
         raise RayStartError(
             f"XennaExecutor: the Ray cluster at {address} does not serve Ray's state API as "
-            f"Xenna needs it ({type(exc).__name__}: {str(exc)[:300]}). Xenna lists actors "
-            f"through Ray's dashboard: start the cluster with the dashboard "
-            f"(`ray start --head --include-dashboard=true`, package ray[default]) and with "
-            f"RAY_MAX_LIMIT_FROM_API_SERVER=40000 in its environment, or let XennaExecutor "
-            f"start its own cluster (no Ray initialised in this process, no `address`)") from exc
+            f"Xenna needs it: {what} ({type(exc).__name__}: {cause}). Start the cluster with "
+            f"the dashboard: RayClient() does by default (drop include_dashboard=False); for "
+            f"`ray start --head`, add --include-dashboard=true (package ray[default]) and run "
+            f"it with {limits} in its environment. Or run XennaExecutor with no Ray cluster "
+            f"connected and no address: it then starts one for the run") from exc
+
+
+def _check_gpu_env() -> None:
+    """Raise :class:`RayStartError` unless the cluster's workers were started with
+    ``RAY_EXPERIMENTAL_NOSET_CUDA_VISIBLE_DEVICES=1``: Xenna assigns GPUs to its workers itself,
+    and elsewhere Ray hides every GPU from them (Xenna's workers then fail one by one)."""
+    import ray  # noqa: PLC0415
+
+    @ray.remote(num_cpus=0)
+    def _noset() -> str | None:
+        return os.environ.get("RAY_EXPERIMENTAL_NOSET_CUDA_VISIBLE_DEVICES")
+
+    if ray.get(_noset.remote(), timeout=120) != "1":
+        raise RayStartError(
+            "XennaExecutor: the pipeline has GPU stages, but the Ray cluster was started without "
+            "RAY_EXPERIMENTAL_NOSET_CUDA_VISIBLE_DEVICES=1, which Xenna needs to give its "
+            "workers their GPUs. Start the cluster with XennaRayClient() instead of RayClient() "
+            "(or let XennaExecutor start one: no Ray connected, no address), or export that "
+            "variable before `ray start` on every node")
 
 
 class XennaRayClient(RayClient):
-    """A :class:`RayClient` whose local cluster can run Xenna: Ray's dashboard on (Xenna's
-    monitor lists actors through it) on a free port of 127.0.0.1, with the environment Xenna
-    expects. Parameters are :class:`RayClient`'s; :meth:`start` also checks the state API."""
-
-    def __init__(self, address: str | None = None, **kwargs: Any) -> None:
-        kwargs.setdefault("include_dashboard", True)
-        if address is None and not os.environ.get("RAY_ADDRESS"):
-            kwargs.setdefault("dashboard_host", "127.0.0.1")
-            kwargs.setdefault("dashboard_port", _free_port())
-        super().__init__(address=address, **kwargs)
+    """A :class:`RayClient` (dashboard on, as every ``RayClient`` by default) whose started
+    cluster also leaves ``CUDA_VISIBLE_DEVICES`` to Xenna, as Xenna's own clusters do (Ray
+    Data and actor pool workers need Ray to set it, so a plain ``RayClient`` does not do this).
+    Parameters are :class:`RayClient`'s; :meth:`start` also checks the state API."""
 
     def start(self) -> XennaRayClient:
-        with _environ(_XENNA_ENV):
+        with environ(_XENNA_ENV):
             super().start()
         try:
             _check_state_api()
@@ -140,7 +149,7 @@ def _stage_class(group: StageGroup, v1: Any) -> type:
         def setup(self, worker_metadata: Any) -> None:
             self.worker = f"{self.group.name}-{worker_metadata.worker_id}"
             for stage in self.group.stages:
-                stage.setup({"worker": self.worker})
+                ensure_setup(stage, {"worker": self.worker})
 
         def process_data(self, in_data: list[Task]) -> list[Task]:
             reports, passed_on = chain_reports(self.group, in_data, self.max_retries,
@@ -164,7 +173,11 @@ class XennaExecutor(RayExecutorBase):
     (rounded down) for the stages, and when the groups' ``Resources.cpus`` add up to more than
     that, their shares are scaled down so every group gets a worker. Xenna lists actors through
     Ray's dashboard: with no Ray initialised a local cluster with the dashboard is started for
-    the run (:class:`XennaRayClient`) and stopped after it; a joined cluster must have one.
+    the run (:class:`XennaRayClient`) and stopped after it; a joined cluster must have one
+    (``RayClient()`` starts it by default). Xenna gives GPU workers their GPUs itself: GPU stages
+    need a cluster started with ``RAY_EXPERIMENTAL_NOSET_CUDA_VISIBLE_DEVICES=1``
+    (:class:`XennaRayClient` does that; a plain ``RayClient`` does not, as the other Ray
+    executors need Ray to set ``CUDA_VISIBLE_DEVICES``); elsewhere the run stops with an error.
 
     Config keys (NeMo Curator's): ``execution_mode`` (``"streaming"`` | ``"batch"``),
     ``logging_interval`` (seconds between Xenna's status logs, 60), ``autoscale_interval_s``
@@ -263,6 +276,8 @@ class XennaExecutor(RayExecutorBase):
         if not tasks or first == len(stages):
             return tasks if first == len(stages) else []
         groups = self.groups(stages[first:], first)
+        if any(g.resources.requires_gpu for g in groups):
+            _check_gpu_env()
         reports = Queue(actor_options={"num_cpus": 0})
         specs = []
         for group, cpus in zip(groups, self._cpu_shares(groups), strict=True):
@@ -301,7 +316,10 @@ class XennaExecutor(RayExecutorBase):
         thread = threading.Thread(target=drain, name="curator-xenna-reports", daemon=True)
         thread.start()
         try:
-            with _environ({"RAY_ADDRESS": ray.get_runtime_context().gcs_address}):
+            # Xenna sets _XENNA_ENV in this process for good: undone after the run, so clusters
+            # this process starts later are as their client asks
+            with environ({"RAY_ADDRESS": ray.get_runtime_context().gcs_address,
+                          **{k: os.environ.get(k) for k in _XENNA_ENV}}):
                 v1.run_pipeline(v1.PipelineSpec(input_data=tasks, stages=specs,
                                                 config=self._pipeline_config(v1)))
         finally:

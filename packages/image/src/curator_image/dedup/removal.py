@@ -41,8 +41,6 @@ class ImageDuplicateRemovalStage(ProcessingStage[ImageBatch, ImageBatch]):
         self._dups = read_duplicate_ids(self.duplicates_path)
 
     def process(self, task: ImageBatch) -> ImageBatch:
-        if getattr(self, "_dups", None) is None:
-            self.setup()
         kept = []
         for img in task.data:
             reason = self._dups.get(img.image_id)

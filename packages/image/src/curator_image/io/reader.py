@@ -84,6 +84,12 @@ class WebDatasetReaderStage(ProcessingStage[FileGroupTask, ImageBatch]):
     def process(self, task: FileGroupTask) -> list[ImageBatch]:
         from curator_image.io.tar_iter import TarProblem, iter_tar_samples
 
+        if isinstance(task, EmptyTask):
+            raise ConfigError(
+                f"{self.name}: no shards to read: the reader is the pipeline's first stage and "
+                f"was given no file_paths. Pass ImageReaderStage(file_paths=<dir, glob or list "
+                f"of .tar>), or put FilePartitioningStage(file_paths=..., file_extensions="
+                f"['.tar']) before it (NeMo Curator's image tutorial does)")
         samples: list[tuple[str, Any]] = []
         for path in task.data:
             for item in iter_tar_samples(path):
@@ -141,8 +147,10 @@ class ImageReaderStage(CompositeStage[EmptyTask, ImageBatch]):
     """Reads images from WebDataset ``.tar`` shards (local paths or fsspec URLs).
 
     Parameters:
-        file_paths: a directory, glob or list of ``.tar`` shards; ``None`` reads the
-            FileGroupTasks an upstream stage produces.
+        file_paths: a directory, glob or list of ``.tar`` shards; ``None`` (NeMo Curator's
+            reader) reads the FileGroupTasks an upstream stage (``FilePartitioningStage``)
+            produces; as the first stage without ``file_paths`` the run stops with an error
+            saying so (there is nothing to read).
         task_batch_size: images per output ImageBatch.
         num_threads: decoding threads per worker.
         num_gpus_per_worker: accepted for NeMo Curator compatibility (decoding runs on CPU).
