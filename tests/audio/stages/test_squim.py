@@ -49,6 +49,7 @@ def test_metrics_stage_scores_match_the_model_and_rejects_bad(tiny_squim, audio_
     # equal-length waveforms share a batch; scores do not depend on the batch
     one = TorchSquimQualityMetricsStage(model_path=tiny_squim, model_config=T.TINY_SQUIM_CONFIG,
                                         compute_batch_size=1)
+    one.setup()  # process() relies on setup() (executors and invoke_stage guarantee it)
     keys = ("audio_filepath", "stoi_squim", "pesq_squim", "sisdr_squim")
     assert [[r[k] for k in keys] for r in one.process(_task(audio_dir)).data] == [
         [r[k] for k in keys] for r in out.data]
@@ -56,11 +57,13 @@ def test_metrics_stage_scores_match_the_model_and_rejects_bad(tiny_squim, audio_
 
 
 def test_filter_keeps_records_reaching_the_minimums(tiny_squim, audio_dir):
-    scored = TorchSquimQualityMetricsStage(model_path=tiny_squim,
-                                           model_config=T.TINY_SQUIM_CONFIG).process(_task(audio_dir))
+    metrics = TorchSquimQualityMetricsStage(model_path=tiny_squim, model_config=T.TINY_SQUIM_CONFIG)
+    metrics.setup()
+    scored = metrics.process(_task(audio_dir))
     pesq = sorted(r["pesq_squim"] for r in scored.data)
     flt = TorchSquimQualityFilterStage(model_path=tiny_squim, model_config=T.TINY_SQUIM_CONFIG,
                                        min_pesq=pesq[1])
+    flt.setup()
     kept = flt.process(_task(audio_dir))
     assert sorted(r["pesq_squim"] for r in kept.data) == pesq[1:]
     assert len(flt.drain_rejected()) == 2           # bad audio is rejected, not silently dropped

@@ -5,6 +5,7 @@ import os
 
 import numpy as np
 import pytest
+from curator.stages.lifecycle import ensure_setup
 from curator.testing import check_stage_contract
 from curator_video import CaptionGenerationStage, ClipFrameExtractionStage, FixedStrideSplitStage
 from curator_video.caption.stage import sample_evenly
@@ -57,7 +58,7 @@ def test_stage_captions_every_clip_like_the_transformers_recipe(qwen_dir, load_v
     frames = [c.frames for c in task.data.clips]
     stage = CaptionGenerationStage(model_dir=qwen_dir, prompt="Describe the clip.",
                                    max_new_tokens=6, batch_size=2)
-    out = stage.process(task)
+    out = ensure_setup(stage).process(task)
     captions = [c.caption for c in out.data.clips]
     assert len(captions) == 2 and all(isinstance(c, str) for c in captions)
     assert captions == reference_captions(qwen_dir, frames, "Describe the clip.", 6)

@@ -1,6 +1,7 @@
 import numpy as np
 import pytest
 from curator import Pipeline
+from curator.stages.lifecycle import ensure_setup
 from curator.testing import check_stage_contract
 from curator_video import (
     ClipEmbedder,
@@ -27,7 +28,8 @@ def test_mean_pool_normalises_group_means():
 def test_clip_embedding_is_normalised_mean_of_clip_frame_embeddings(load_video, tiny_models):
     from curator_image.models.clip import ClipImageEmbedder
 
-    task = ClipEmbeddingStage(model_dir=tiny_models[0]).process(extracted(load_video))
+    task = ensure_setup(ClipEmbeddingStage(model_dir=tiny_models[0])).process(
+        extracted(load_video))
     frames = ClipImageEmbedder(tiny_models[0])
     for clip in task.data.clips:
         assert clip.embedding.shape == (16,) and clip.embedding.dtype == np.float32
@@ -45,7 +47,7 @@ class ColourEmbedder(ClipEmbedder):
 
 
 def test_pluggable_embedder_and_drop_frames(load_video):
-    task = ClipEmbeddingStage(embedder=ColourEmbedder(), drop_frames=True).process(
+    task = ensure_setup(ClipEmbeddingStage(embedder=ColourEmbedder(), drop_frames=True)).process(
         extracted(load_video))
     assert all(c.embedding.shape == (3,) and c.frames is None for c in task.data.clips)
 

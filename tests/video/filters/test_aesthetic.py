@@ -1,5 +1,6 @@
 import numpy as np
 import pytest
+from curator.stages.lifecycle import ensure_setup
 from curator.testing import check_stage_contract
 from curator_video import ClipAestheticFilterStage, ClipFrameExtractionStage, FixedStrideSplitStage
 
@@ -14,9 +15,9 @@ def test_scores_with_image_models_and_filters_by_threshold(load_video, tiny_mode
     from curator_image.models.clip import ClipImageEmbedder
 
     clip_dir, aes_dir = tiny_models
-    scored = ClipAestheticFilterStage(model_dir=clip_dir, aesthetic_model_dir=aes_dir,
-                                      reduction="mean", num_frames=None, score_only=True
-                                      ).process(extracted(load_video))
+    scored = ensure_setup(ClipAestheticFilterStage(model_dir=clip_dir, aesthetic_model_dir=aes_dir,
+                                                   reduction="mean", num_frames=None,
+                                                   score_only=True)).process(extracted(load_video))
     scores = [c.scores["aesthetic"] for c in scored.data.clips]
     first = scored.data.clips[0]
     expected = AestheticScorer(aes_dir).score(ClipImageEmbedder(clip_dir).embed(list(first.frames)))
@@ -24,9 +25,10 @@ def test_scores_with_image_models_and_filters_by_threshold(load_video, tiny_mode
     assert len(set(np.round(scores, 6))) > 1           # different scenes, different scores
 
     threshold = float(np.median(scores))
-    task = ClipAestheticFilterStage(model_dir=clip_dir, aesthetic_model_dir=aes_dir,
-                                    reduction="mean", num_frames=None,
-                                    score_threshold=threshold).process(extracted(load_video))
+    task = ensure_setup(ClipAestheticFilterStage(model_dir=clip_dir, aesthetic_model_dir=aes_dir,
+                                                 reduction="mean", num_frames=None,
+                                                 score_threshold=threshold)
+                        ).process(extracted(load_video))
     assert all(c.scores["aesthetic"] >= threshold for c in task.data.clips)
     assert all(c.scores["aesthetic"] < threshold for c in task.data.filtered_clips)
     assert len(task.data.clips) + len(task.data.filtered_clips) == len(scores)

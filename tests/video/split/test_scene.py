@@ -1,6 +1,7 @@
 import numpy as np
 import pytest
 from curator import Task
+from curator.stages.lifecycle import ensure_setup
 from curator.testing import check_stage_contract
 from curator_video import HistogramSceneDetector, SceneCutSplitStage, SceneDetector
 from curator_video.synthetic import moving_frames, scene_frames
@@ -15,7 +16,7 @@ def test_histogram_detector_finds_exact_cuts_on_raw_frames():
 
 
 def test_known_scene_cuts_found_within_one_frame(load_video):
-    task = SceneCutSplitStage(min_clip_length_s=0.0).process(load_video("scenes.mp4"))
+    task = ensure_setup(SceneCutSplitStage(min_clip_length_s=0.0)).process(load_video("scenes.mp4"))
     starts = [round(c.span[0] * FPS) for c in task.data.clips]
     ends = [round(c.span[1] * FPS) for c in task.data.clips]
     assert len(starts) == len(SCENES)
@@ -26,17 +27,17 @@ def test_known_scene_cuts_found_within_one_frame(load_video):
 
 def test_min_and_max_clip_length(load_video):
     # scenes last 1.4 s, 0.9 s, 1.7 s: the 0.9 s one is dropped, the others split in 2
-    task = SceneCutSplitStage(min_clip_length_s=0.95, max_clip_length_s=1.0).process(
+    task = ensure_setup(SceneCutSplitStage(min_clip_length_s=0.95, max_clip_length_s=1.0)).process(
         load_video("scenes.mp4"))
     durations = [round(c.duration, 2) for c in task.data.clips]
     assert durations == [0.7, 0.7, 0.85, 0.85]
-    task = SceneCutSplitStage(min_clip_length_s=0.5, max_clip_length_s=1.0).process(
+    task = ensure_setup(SceneCutSplitStage(min_clip_length_s=0.5, max_clip_length_s=1.0)).process(
         load_video("scenes.mp4"))
     assert [round(c.duration, 2) for c in task.data.clips] == [0.7, 0.7, 0.9, 0.85, 0.85]
 
 
 def test_moving_video_without_cuts_is_one_clip(load_video):
-    task = SceneCutSplitStage().process(load_video("moving.mp4"))
+    task = ensure_setup(SceneCutSplitStage()).process(load_video("moving.mp4"))
     assert [c.span for c in task.data.clips] == [(0.0, 3.0)]
 
 

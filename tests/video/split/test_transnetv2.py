@@ -8,6 +8,7 @@ import os
 import numpy as np
 import pytest
 import torch
+from curator.stages.lifecycle import ensure_setup
 from curator.testing import check_stage_contract
 from curator_video import TransNetV2ClipExtractionStage
 from curator_video.models.transnetv2 import (
@@ -73,7 +74,7 @@ def test_network_flags_the_last_frame_of_each_shot(cut_model):
 def test_stage_splits_generated_video_at_known_cuts(cut_model, load_video):
     stage = TransNetV2ClipExtractionStage(model_dir=cut_model, min_length_s=None,
                                           max_length_s=None, crop_s=None)
-    task = stage.process(load_video("scenes.mp4"))
+    task = ensure_setup(stage).process(load_video("scenes.mp4"))
     spans = [(round(a * FPS), round(b * FPS)) for a, b in (c.span for c in task.data.clips)]
     # the transition frame (last of each shot) belongs to no clip; the last clip ends at the
     # last frame index, as in NeMo Curator
@@ -86,19 +87,20 @@ def test_stage_min_max_crop_and_limit(cut_model, load_video):
     stage = TransNetV2ClipExtractionStage(model_dir=cut_model, min_length_s=0.3,
                                           max_length_s=0.5, crop_s=0.1)
     spans = [(round(a * FPS), round(b * FPS))
-             for a, b in (c.span for c in stage.process(load_video("scenes.mp4")).data.clips)]
+             for a, b in (c.span for c in ensure_setup(stage).process(
+                 load_video("scenes.mp4")).data.clips)]
     expected = filter_scenes(np.array([[0, 13], [14, 22], [23, 39]]), 3, 5, "stride", 1)
     assert spans == [tuple(s) for s in expected.tolist()]
     limited = TransNetV2ClipExtractionStage(model_dir=cut_model, min_length_s=0.3,
                                             max_length_s=0.5, crop_s=0.1, limit_clips=2)
-    assert len(limited.process(load_video("scenes.mp4")).data.clips) == 2
+    assert len(ensure_setup(limited).process(load_video("scenes.mp4")).data.clips) == 2
 
 
 def test_video_without_cut_is_one_clip_or_none(cut_model, load_video):
     kw = {"model_dir": cut_model, "min_length_s": None, "max_length_s": None, "crop_s": None}
-    task = TransNetV2ClipExtractionStage(**kw).process(load_video("static.mp4"))
+    task = ensure_setup(TransNetV2ClipExtractionStage(**kw)).process(load_video("static.mp4"))
     assert [c.span for c in task.data.clips] == [(0.0, 3.0)]
-    task = TransNetV2ClipExtractionStage(**kw, entire_scene_as_clip=False).process(
+    task = ensure_setup(TransNetV2ClipExtractionStage(**kw, entire_scene_as_clip=False)).process(
         load_video("static.mp4"))
     assert task.data.clips == []
 
@@ -119,7 +121,7 @@ def test_filter_scenes_and_predictions_to_scenes():
 def test_undecodable_video_is_rejected(cut_model, video_dir):
     path = f"{video_dir}/corrupt.mp4"
     task = VideoTask("t", "d", Video(path, VideoMetadata(duration=1, fps=10, width=64)))
-    stage = TransNetV2ClipExtractionStage(model_dir=cut_model)
+    stage = ensure_setup(TransNetV2ClipExtractionStage(model_dir=cut_model))
     assert stage.process(task) is None
     (rec,) = stage.drain_rejected()
     assert rec.source == path and rec.error

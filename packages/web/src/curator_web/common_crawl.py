@@ -15,6 +15,7 @@ from typing import Any, BinaryIO
 from urllib.parse import urlparse
 
 from curator.errors import ConfigError
+from curator.stages.lifecycle import ensure_setup
 
 from curator_web.download.base import (
     DocumentDownloader,
@@ -239,8 +240,7 @@ class CommonCrawlHTMLExtractor(DocumentExtractor):
         return ["url", "warc_id", "source_id", "language", "text"]
 
     def extract(self, record: dict[str, Any]) -> dict[str, Any] | None:
-        if self._stop_lists is None:
-            self.setup()
+        ensure_setup(self)
         content = record.get("content")
         if not content:
             self.skip("empty payload")

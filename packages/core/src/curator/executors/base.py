@@ -28,13 +28,14 @@ from typing import Any, ClassVar
 
 from curator.checkpoint import CheckpointStore, PartitionTracker
 from curator.errors import CuratorError
-from curator.executors.stats import RunStats, peak_rss_mb
+from curator.executors.stats import RunStats, peak_rss_mb, process_peak_rss_mb
 from curator.rejected import FailedTask, RejectedRecord, RejectedSink
 from curator.stages.base import ProcessingStage
+from curator.stages.lifecycle import ensure_setup, release_stage
 from curator.tasks import EMPTY_TASK, EmptyTask, StagePerf, Task
 
 __all__ = ["BaseExecutor", "RunContext", "RunResult", "OutputCollector", "output_paths",
-           "StageCall", "invoke_stage",
+           "StageCall", "invoke_stage", "ensure_setup", "release_stage",
            "failed_task_record", "env_flag", "SourceStageError", "PipelineFailedError"]
 
 
@@ -228,6 +229,8 @@ class StageCall:
     items_out: int
     error: str | None = None
     histograms: dict[str, Any] | None = None  # score sketches the stage published (reports)
+    counters: dict[str, dict[str, int]] | None = None  # ``publish_counts`` of the stage (reports)
+    peak_rss_mb: float = 0.0  # peak resident memory of the worker process that ran the call
 
 
 def _partition_of(out: Task, inputs: list[Task]) -> str | None:
@@ -247,12 +250,21 @@ def _drain_histograms(stage: ProcessingStage) -> dict[str, Any] | None:
     return (drain() or None) if drain is not None else None
 
 
+def _drain_counts(stage: ProcessingStage) -> dict[str, dict[str, int]] | None:
+    """The counters the stage published since the last call (``publish_counts``)."""
+    drain = getattr(stage, "drain_counts", None)
+    return (drain() or None) if drain is not None else None
+
+
 def invoke_stage(stage: ProcessingStage, tasks: list[Task], worker: str = "") -> StageCall:
     """Run ``stage.process_batch(tasks)`` with timing, rejected-record collection and
-    partition/perf bookkeeping. Never raises: an exception comes back as ``StageCall.error``."""
+    partition/perf bookkeeping. Sets the stage up first (:func:`ensure_setup`) unless it
+    already is in this process. Never raises: an exception (also one from ``setup()``) comes
+    back as ``StageCall.error``."""
     start = time.perf_counter()
     items_in = sum(t.num_items for t in tasks)
     try:
+        ensure_setup(stage, {"worker": worker})
         outputs = stage.process_batch(tasks)
         if outputs is None:
             outputs = []
@@ -260,10 +272,12 @@ def invoke_stage(stage: ProcessingStage, tasks: list[Task], worker: str = "") ->
             outputs = [outputs]
     except Exception:  # noqa: BLE001 - reported to the executor, which retries or rejects
         _drain_histograms(stage)  # a retry scores the task again
+        _drain_counts(stage)  # … and counts it again
         return StageCall([], stage.drain_rejected(), time.perf_counter() - start, items_in, 0,
-                         error=traceback.format_exc())
+                         error=traceback.format_exc(), peak_rss_mb=process_peak_rss_mb())
     busy = time.perf_counter() - start
     histograms = _drain_histograms(stage)
+    counters = _drain_counts(stage)
     bad = [o for o in outputs if not isinstance(o, Task)]
     if bad:
         return StageCall([], stage.drain_rejected(), busy, items_in, 0,
@@ -283,7 +297,8 @@ def invoke_stage(stage: ProcessingStage, tasks: list[Task], worker: str = "") ->
         items_out += n
         out.stage_perf.append(StagePerf(stage.name, per_task, items_in, n, worker))
     return StageCall(outputs, stage.drain_rejected(), busy, items_in, items_out,
-                     histograms=histograms)
+                     histograms=histograms, counters=counters,
+                     peak_rss_mb=process_peak_rss_mb())
 
 
 def failed_task_record(stage: ProcessingStage | str, task: Task, error: str) -> RejectedRecord:

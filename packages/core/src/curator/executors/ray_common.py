@@ -15,7 +15,9 @@ from curator.executors.base import (
     RunContext,
     RunResult,
     SourceStageError,
+    ensure_setup,
     invoke_stage,
+    release_stage,
 )
 from curator.executors.fusion import StageGroup, group_stages
 from curator.executors.ray_client import RayClient, alive_nodes
@@ -96,12 +98,12 @@ def start_tasks(stages: list[ProcessingStage], initial: list[Task], ctx: RunCont
         return tasks, 0
     source = stages[0]
     source.setup_on_node({"node": "driver"}, {})
-    source.setup({"worker": "driver"})
+    ensure_setup(source, {"worker": "driver"})
     try:
         outcomes = run_with_retries(source.name, lambda b: invoke_stage(source, b, "driver"),
                                     initial, ctx.max_retries)
     finally:
-        source.teardown()
+        release_stage(source)
     tasks = []
     for o in outcomes:
         if o.failed is not None:

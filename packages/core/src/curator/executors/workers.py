@@ -8,14 +8,13 @@ import os
 import signal
 import subprocess
 import sys
-import threading
 import traceback
 from multiprocessing import spawn
 from multiprocessing.connection import Connection
 
 import cloudpickle
 
-from curator.executors.base import StageCall, invoke_stage
+from curator.executors.base import StageCall, ensure_setup, invoke_stage, release_stage
 from curator.stages.base import ProcessingStage
 from curator.tasks import Task
 
@@ -31,11 +30,6 @@ class StageSetupError(RuntimeError):
     """A stage's ``setup()`` raised: the run cannot go on without that stage."""
 
 
-_SETUP_LOCK = threading.Lock()
-"""Serialises ``setup()`` of thread workers: libraries such as torch fail when several threads
-import them for the first time at once."""
-
-
 class ThreadWorker:
     """Runs its own copy of a stage in the calling thread."""
 
@@ -43,8 +37,7 @@ class ThreadWorker:
         self.name = name
         self.stage = copy.deepcopy(stage)
         try:
-            with _SETUP_LOCK:
-                self.stage.setup({"worker": name})
+            ensure_setup(self.stage, {"worker": name})  # serialised across threads
         except Exception as exc:
             raise StageSetupError(f"{stage.name}.setup() failed in worker {name}:\n"
                                   f"{traceback.format_exc()}") from exc
@@ -56,7 +49,7 @@ class ThreadWorker:
         pass
 
     def close(self) -> None:
-        self.stage.teardown()
+        release_stage(self.stage)
 
 
 def child_main(fd: int) -> None:
@@ -75,7 +68,7 @@ def child_main(fd: int) -> None:
         return
     try:
         stage: ProcessingStage = cloudpickle.loads(conn.recv_bytes())
-        stage.setup({"worker": name})
+        ensure_setup(stage, {"worker": name})
     except BaseException:  # noqa: BLE001
         conn.send_bytes(cloudpickle.dumps(("setup_error", traceback.format_exc())))
         return
@@ -89,7 +82,7 @@ def child_main(fd: int) -> None:
         if tasks is None:
             break
         conn.send_bytes(cloudpickle.dumps(invoke_stage(stage, tasks, name)))
-    stage.teardown()
+    release_stage(stage)
 
 
 def worker_command(fd: int) -> list[str] | None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import cloudpickle
 
-from curator.executors.base import invoke_stage
+from curator.executors.base import ensure_setup, invoke_stage, release_stage
 from curator.resources import Resources
 from curator.stages.base import CompositeStage, ProcessingStage
 from curator.tasks import Task
@@ -72,11 +72,11 @@ def check_stage_contract(stage: ProcessingStage,
         return []
     if sample_task is None:
         return []
-    clone.setup({"worker": "contract-check"})
+    ensure_setup(clone, {"worker": "contract-check"})
     try:
         call = invoke_stage(clone, [sample_task], "contract-check")
     finally:
-        clone.teardown()
+        release_stage(clone)
     if call.error:
         _fail(stage, f"raised on the sample task:\n{call.error}")
     declared = [c for c in stage.outputs()[1] if c != "*"]

@@ -9,6 +9,7 @@ import pyarrow as pa
 from curator.errors import ConfigError
 from curator.resources import Resources
 from curator.stages.base import ProcessingStage, StageIO
+from curator.stages.lifecycle import ensure_setup
 
 from curator_text.tasks import DocumentBatch
 
@@ -84,8 +85,7 @@ class EmbeddingCreatorStage(ProcessingStage[DocumentBatch, DocumentBatch]):
         """Embeddings of ``texts`` (unit-norm lists of floats)."""
         import torch  # noqa: PLC0415
 
-        if self._model is None:
-            self.setup()
+        ensure_setup(self)  # also called on its own, outside a pipeline
         out: list[list[float]] = []
         for s in range(0, len(texts), self.model_inference_batch_size):
             batch = self._tokenizer(texts[s:s + self.model_inference_batch_size], padding=True,

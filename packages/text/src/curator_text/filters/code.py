@@ -16,6 +16,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from curator.errors import ConfigError
+from curator.stages.lifecycle import ensure_setup
 
 from curator_text.filters import _vec as v
 from curator_text.filters.base import DocumentFilter
@@ -307,7 +308,7 @@ class TokenizerFertilityFilter(DocumentFilter):
         return {**self.__dict__, "_tokenize": None}
 
     def score_document(self, text: str) -> float:
-        self.setup()
+        ensure_setup(self)
         n = len(self._tokenize(text))
         return len(text) / n if n else -1
 

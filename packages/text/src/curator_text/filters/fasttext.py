@@ -10,6 +10,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from curator.errors import ConfigError
+from curator.stages.lifecycle import ensure_setup
 
 from curator_text.filters.base import DocumentFilter
 
@@ -40,7 +41,7 @@ class _FastText(DocumentFilter):
         return text.replace("\n", " ").replace("__label__", " ")
 
     def _predict(self, texts: pa.Array, k: int = 1) -> tuple[list, list]:
-        self.setup()
+        ensure_setup(self)
         lines = [self._clean(t) for t in texts.to_pylist()]
         labels, probs = self._model.predict(lines, k=k)
         return labels, probs
@@ -117,7 +118,7 @@ class FastTextLangId(_FastText):
         return self._languages is None or any(_lang_matches(lang, w) for w in self._languages)
 
     def score_batch_with_extras(self, texts: pa.Array) -> tuple[Any, dict[str, Any]]:
-        self.setup()
+        ensure_setup(self)
         lines = [t.strip().replace("\n", " ") for t in texts.to_pylist()]
         labels, probs = self._model.predict(lines, k=1)
         langs = [ls[0].removeprefix("__label__") if len(ls) else "" for ls in labels]

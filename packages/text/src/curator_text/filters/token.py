@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from curator.errors import ConfigError
+from curator.stages.lifecycle import ensure_setup
 
 from curator_text.filters.base import DocumentFilter
 
@@ -56,7 +57,7 @@ class TokenCountFilter(DocumentFilter):
         return state
 
     def score_document(self, text: str) -> int:
-        self.setup()
+        ensure_setup(self)
         return len(self._tokenizer.encode(text))
 
     def keep_document(self, score: int) -> bool:

@@ -139,8 +139,6 @@ class ModelStage(ProcessingStage[DocumentBatch, DocumentBatch]):
         """Model outputs for token-id lists, by column (rows in the given order)."""
         import torch  # noqa: PLC0415
 
-        if self.model is None:
-            self.setup()
         lengths = np.fromiter((len(r) for r in ids), np.int64, count=len(ids))
         collected: dict[str, list] = {}
         use_autocast = self.autocast and self.device == "cuda"

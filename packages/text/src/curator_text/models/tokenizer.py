@@ -107,8 +107,6 @@ class TokenizerStage(ProcessingStage[DocumentBatch, DocumentBatch]):
 
     def tokenize(self, texts: list[str]) -> list[list[int]]:
         """Token ids of ``texts`` (special tokens added, truncated to the maximum length)."""
-        if self._tokenizer is None:
-            self.setup()
         max_len = self._max_length()
         out: list[list[int]] = []
         for s in range(0, len(texts), self.tokenization_batch_size):

@@ -7,6 +7,7 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
+from curator.stages.lifecycle import ensure_setup
 
 from curator_text.filters.repetition import POLICY_SUBSTRINGS
 from curator_text.modifiers.base import DocumentModifier
@@ -57,8 +58,7 @@ class UnicodeReformatter(DocumentModifier):
         return {**self.__dict__, "_fix": None}
 
     def modify_document(self, text: str) -> str:
-        if self._fix is None:
-            self.setup()
+        ensure_setup(self)
         return self._fix(text)
 
     def modify_batch(self, texts: pa.Array) -> pa.Array:

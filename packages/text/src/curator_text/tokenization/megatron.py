@@ -127,8 +127,6 @@ class MegatronTokenizerWriter(_Writer):
                 yield ids + eod
 
     def process(self, task: DocumentBatch) -> FileGroupTask:
-        if self._tokenizer is None:
-            self.setup()
         table = task.to_pyarrow()
         if self.text_field not in table.column_names:
             raise KeyError(f"{self.name}: text_field {self.text_field!r} not in columns "

@@ -109,8 +109,6 @@ class CaptionGenerationStage(ProcessingStage[VideoTask, VideoTask]):
         return out
 
     def process(self, task: VideoTask) -> VideoTask:
-        if self._model is None:
-            self.setup()
         clips = task.data.clips
         missing = [c.uuid for c in clips if c.frames is None or not len(c.frames)]
         if missing:

@@ -10,6 +10,7 @@ from abc import ABC, abstractmethod
 from typing import Any
 
 import numpy as np
+from curator.stages.lifecycle import ensure_setup
 
 __all__ = ["ClipEmbedder", "FrameMeanClipEmbedder", "mean_pool"]
 
@@ -59,7 +60,7 @@ class FrameMeanClipEmbedder(ClipEmbedder):
 
     def embed_frames(self, frames: list[np.ndarray]) -> np.ndarray:
         """``(sum N_i, D)`` embeddings of every frame of every clip, in order."""
-        self.setup()
+        ensure_setup(self)
         flat = [f for clip in frames for f in clip]
         parts = [self._embedder.embed(flat[i:i + self.max_batch])
                  for i in range(0, len(flat), self.max_batch)]

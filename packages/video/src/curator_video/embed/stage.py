@@ -7,6 +7,7 @@ from typing import Any, ClassVar
 
 from curator import ProcessingStage
 from curator.errors import ConfigError
+from curator.stages.lifecycle import ensure_setup
 
 from curator_video.embed.embedders import ClipEmbedder, FrameMeanClipEmbedder
 from curator_video.tasks import VideoTask
@@ -54,12 +55,10 @@ class ClipEmbeddingStage(ProcessingStage[VideoTask, VideoTask]):
 
     def setup(self, worker_metadata: dict[str, Any] | None = None) -> None:
         impl = self.embedder or FrameMeanClipEmbedder(self.model_dir, self.device)
-        impl.setup()
+        ensure_setup(impl)
         self._impl = impl
 
     def process(self, task: VideoTask) -> VideoTask:
-        if self._impl is None:
-            self.setup()
         clips = task.data.clips
         if not clips:
             return task

@@ -7,6 +7,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 from curator.errors import ConfigError
+from curator.stages.lifecycle import ensure_setup
 
 from curator_video._config import coerce_numbers
 from curator_video.filters.base import ClipFilterStage
@@ -67,14 +68,12 @@ class ClipAestheticFilterStage(ClipFilterStage):
 
         from curator_video.embed.embedders import FrameMeanClipEmbedder
         embedder = FrameMeanClipEmbedder(self.model_dir, self.device)
-        embedder.setup()
+        ensure_setup(embedder)
         scorer = AestheticScorer(self.aesthetic_model_dir, device=self.device)
         scorer.load()
         self._models = (embedder, scorer)
 
     def score_items(self, task: VideoTask, items: list[Clip]) -> list[float]:
-        if self._models is None:
-            self.setup()
         embedder, scorer = self._models
         sampled = []
         for c in items:

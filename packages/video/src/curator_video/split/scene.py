@@ -8,6 +8,7 @@ from typing import Any, ClassVar
 import numpy as np
 from curator import ProcessingStage
 from curator.errors import ConfigError
+from curator.stages.lifecycle import ensure_setup
 
 from curator_video._config import coerce_numbers
 from curator_video.split.detectors import HistogramSceneDetector, SceneDetector
@@ -99,12 +100,10 @@ class SceneCutSplitStage(ProcessingStage[VideoTask, VideoTask]):
             det = cls(threshold=self.threshold) if cls is HistogramSceneDetector else cls()
         else:
             det = self.detector
-        det.setup()
+        ensure_setup(det)
         self._detector = det
 
     def process(self, task: VideoTask) -> VideoTask | None:
-        if self._detector is None:
-            self.setup()
         decoded = decode_all_frames(self, task, self.decode_size, self.batch_frames)
         if decoded is None:
             return None

@@ -118,8 +118,6 @@ class TransNetV2ClipExtractionStage(ProcessingStage[VideoTask, VideoTask]):
             transition_probabilities,
         )
 
-        if self._model is None:
-            self.setup()
         decoded = decode_all_frames(self, task, (INPUT_HW[1], INPUT_HW[0]), 0,
                                     pyav=True)
         if decoded is None:

@@ -21,6 +21,7 @@ from typing import Any
 import pyarrow as pa
 from curator import CompositeStage, FileGroupTask, ProcessingStage, Resources
 from curator.errors import ConfigError
+from curator.stages.lifecycle import ensure_setup
 from curator.tasks import EmptyTask, stable_id
 from curator_text.tasks import DocumentBatch
 
@@ -240,7 +241,7 @@ class DocumentIterateExtractStage(ProcessingStage[FileGroupTask, DocumentBatch])
 
     def setup(self, worker_metadata: dict[str, Any] | None = None) -> None:
         if self.extractor is not None:
-            self.extractor.setup()
+            ensure_setup(self.extractor)
 
     def process(self, task: FileGroupTask) -> DocumentBatch:
         # per-task shallow copies: their reject/skip buffers are not shared between threads
