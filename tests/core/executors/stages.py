@@ -157,11 +157,19 @@ def make_executor(kind: str, address: str | None = None):
 
 
 if __name__ == "__main__":  # a job for test_resume; argument: a JSON object of options
+    from curator import LocalExecutor
+
     opts = json.loads(sys.argv[1])
     parts = make_partitions(opts["n"], big=tuple(opts.get("big", ())))
+    executor = make_executor(opts["kind"], opts.get("address"))
+    if opts["kind"] == "local" and opts.get("hang_after"):
+        # stalled writes hold their worker: with a writer per task, early partitions that
+        # arrive after later ones (two workers upstream) still find a free writer
+        executor = LocalExecutor(num_workers={"Square": 2, "SplitInTwo": 2,
+                                              "JsonWriter": 2 * opts["n"]})
     result = resume_pipeline(opts["out"], opts.get("hang_after", 0), opts.get("full_after", 0),
                              opts.get("hang_on", "")).run(
-        make_executor(opts["kind"], opts.get("address")), initial_tasks=parts,
+        executor, initial_tasks=parts,
         checkpoint_dir=opts["ckpt"], rejected_dir=opts.get("rejected"), summary=False)
     print(json.dumps({"skipped": result.stats.stages[0].skipped, "outputs": len(result),
                       "ok": result.ok, "failed": sorted(f.task_id for f in result.failed)}))
