@@ -28,6 +28,7 @@ import psutil
 from _rss import PeakRSS  # noqa: E402  (benchmarks/ is on sys.path when run as a script)
 from corpus import generate as generate_realistic  # noqa: E402
 from corpus import io_floor  # noqa: E402
+from text_filters import per_filter  # noqa: E402
 
 WORDS = ("the of and to in is was for that on with as by at from his her it an were are which "
          "this be or has had not but have also its one after first new two their who been "
@@ -123,39 +124,6 @@ def run_one(raw_dir: str, out_dir: str, filters: bool, args: argparse.Namespace,
     return {"pipeline": pipe.name, "wall_s": round(wall, 2), "docs_per_s": round(docs / wall),
             "mb_per_s": round(mb / wall, 1), "peak_rss_mb": round(rss.peak / 2**20),
             "kept": kept, "kept_digest": digest}
-
-
-PER_FILTER = ("WordCountFilter", "NonAlphaNumericFilter", "UrlsFilter", "RepeatingTopNGramsFilter",
-              "BoilerPlateStringFilter", "SymbolsToWordsFilter", "LongWordFilter",
-              "MeanWordLengthFilter", "CommonEnglishWordsFilter", "WordsWithoutAlphabetsFilter",
-              "RepeatingDuplicateNGramsFilter", "RepeatedLinesFilter", "RepeatedParagraphsFilter",
-              "RepeatedLinesByCharFilter", "RepeatedParagraphsByCharFilter")
-
-
-def per_filter(raw_dir: str, docs: int, batch: int = 1000) -> None:
-    """Single-core docs/s of each filter's score_batch + keep_batch on the first ``docs``
-    documents of the corpus, ``batch`` documents per call (as a pipeline task would)."""
-    import curator_text
-    import pyarrow as pa
-    import pyarrow.json as pj
-
-    tables = []
-    for path in sorted(glob.glob(os.path.join(raw_dir, "*.jsonl"))):
-        tables.append(pj.read_json(path).select(["text"]))
-        if sum(t.num_rows for t in tables) >= docs:
-            break
-    pa.set_cpu_count(1)  # one core
-    texts = pa.concat_tables(tables)["text"].combine_chunks()[:docs]
-    chunks = [texts.slice(i, batch) for i in range(0, len(texts), batch)]
-    print(f"one core, {len(texts)} documents, {batch} per batch; load average "
-          f"{' '.join(f'{x:.1f}' for x in os.getloadavg())}")
-    for name in PER_FILTER:
-        f = getattr(curator_text, name)()
-        start = time.perf_counter()
-        for c in chunks:
-            f.keep_batch(pa.array(f.score_batch(c)))
-        dt = time.perf_counter() - start
-        print(f"  {name:32s} {len(texts) / dt:>10,.0f} docs/s", flush=True)
 
 
 def main() -> int:

@@ -9,6 +9,7 @@ from curator_text import (
     DocumentFilter,
     Filter,
     RepeatedLinesFilter,
+    RepeatingTopNGramsFilter,
     Score,
     ScoreBucketer,
     ScoreFilter,
@@ -57,7 +58,8 @@ def test_score_does_not_drop_and_filter_uses_existing_scores() -> None:
 
 
 def test_python_filter_runs_in_processes_and_vectorised_in_threads() -> None:
-    assert ScoreFilter(RepeatedLinesFilter()).worker_mode == "process"
+    assert ScoreFilter(RepeatingTopNGramsFilter(lang="zh")).worker_mode == "process"  # jieba
+    assert ScoreFilter(RepeatedLinesFilter()).worker_mode == "thread"
     assert ScoreFilter(WordCountFilter()).worker_mode == "thread"
 
 

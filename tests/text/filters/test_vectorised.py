@@ -1,6 +1,8 @@
-"""The vectorised ``score_batch`` of every word- and n-gram-based filter gives exactly the scores
-of its per-document reference ``score_document`` on a generated corpus of real English (the
-standard library's docstrings) with repetitions, odd whitespace, Unicode, URLs and edge cases."""
+"""The vectorised ``score_batch`` of every word-, n-gram-, line- and paragraph-based filter gives
+exactly the scores of its per-document reference (``score_document``, or NeMo Curator's formula
+written out here for the filters whose ``score_document`` is the batch path) on a generated corpus
+of real English (the standard library's docstrings) with repetitions, lines and paragraphs, every
+whitespace character ``str.split`` knows, ``\r\n``, Unicode, URLs and edge cases."""
 
 from __future__ import annotations
 
@@ -16,14 +18,25 @@ from curator_text import (
     BoilerPlateStringFilter,
     LongWordFilter,
     MeanWordLengthFilter,
+    NonAlphaNumericFilter,
+    RepeatedLinesByCharFilter,
+    RepeatedLinesFilter,
+    RepeatedParagraphsByCharFilter,
+    RepeatedParagraphsFilter,
     RepeatingDuplicateNGramsFilter,
     RepeatingTopNGramsFilter,
     SymbolsToWordsFilter,
+    WhiteSpaceFilter,
     WordCountFilter,
     WordsWithoutAlphabetsFilter,
 )
+from curator_text.filters import _vec as v
 
-_SPACES = [" ", " ", " ", "  ", "\n", "\n\n", "\t", "\xa0", "\u3000", " \n ", "\x0b", "\x1f"]
+# every character str.split() splits on
+_UNICODE_SPACES = [chr(c) for c in (0x85, 0xA0, 0x1680, *range(0x2000, 0x200B), 0x2028, 0x2029,
+                                    0x202F, 0x205F, 0x3000)]
+_SPACES = [" ", " ", " ", "  ", "\n", "\n\n", "\t", "\xa0", "\u3000", " \n ", "\x0b", "\x1f",
+           "\r\n", "\r\n\r\n", "\n\n\n", "\n \n", "\x1c", "\x0c", "\r", *_UNICODE_SPACES]
 
 
 def _english() -> list[str]:
@@ -41,7 +54,14 @@ def _corpus(n: int = 700, seed: int = 3) -> list[str]:
     extra = ["naïve", "δέλτα", "日本語", "...", "…", "###", "#a#", "https://ex.com/a?b=1",
              "lorem ipsum", "privacy policy", "the", "of", "-»", "x" * 40, "42", "(a)"]
     docs = ["", " ", "a", "a a", "a b a b a b", " lead and trail ", "the the the the",
-            "\n\nword\n\n", "a\u3000b a\u3000b", "x " * 30]
+            "\n\nword\n\n", "a\u3000b a\u3000b", "x " * 30, "\n", "\n\n", "\n\n\n", "\r\n",
+            " \t\r\n\xa0\u3000", "".join(_UNICODE_SPACES), "a\u2009b\u2009a\u2009b",
+            "a a a a a", "aa aa aa aa", "x\n\n\ny\n\n\ny", "l1\nl2\nl1\n\nl1\r\nl2\r\n",
+            "proof these of the of the", "é é é", "\u00e9t\u00e9 \u00e9t\u00e9\u00a0\u00e9t\u00e9",
+            "lorem ipsum", "a\n\nprivacy policy\n\nb\n\nTerms of Use",
+            # str.lower: the Kelvin sign is k, dotted I is not i, the long s is not s
+            "coo\u212aie policy\n\nx", "pr\u0130vacy policy\n\nx", "this site u\u017fes cookies",
+            "x\n\n\nLOREM IPSUM\n\nPrivacy Policy"]
     while len(docs) < n:
         start = rng.randrange(len(words) - 400)
         toks = words[start:start + rng.choice([1, 2, 3, 8, 40, 150, 400])]
@@ -50,6 +70,9 @@ def _corpus(n: int = 700, seed: int = 3) -> list[str]:
             toks = toks + phrase * rng.randint(2, 15) + toks[:5]
         if rng.random() < 0.3:
             toks = [rng.choice(extra) if rng.random() < 0.1 else t for t in toks]
+        if rng.random() < 0.2:  # repeated lines and paragraphs
+            toks = toks + [rng.choice(["\n", "\n\n", "\r\n"]) + rng.choice(toks)
+                           for _ in range(rng.randint(1, 20))]
         text = "".join(t + rng.choice(_SPACES) for t in toks)
         docs.append(text if rng.random() < 0.8 else " " + text.strip())
     return docs
@@ -59,7 +82,26 @@ FILTERS = [WordCountFilter(), SymbolsToWordsFilter(), LongWordFilter(max_word_le
            MeanWordLengthFilter(), WordsWithoutAlphabetsFilter(),
            BoilerPlateStringFilter(),
            *[RepeatingTopNGramsFilter(n=k) for k in (1, 2, 3, 4)],
-           *[RepeatingDuplicateNGramsFilter(n=k) for k in (1, 2, 3, 5)]]
+           *[RepeatingDuplicateNGramsFilter(n=k) for k in (1, 2, 3, 5)],
+           RepeatedLinesFilter(), RepeatedParagraphsFilter(), RepeatedLinesByCharFilter(),
+           RepeatedParagraphsByCharFilter()]
+
+
+def _ratio_of(chars: str, keep: bool):  # noqa: ANN202
+    """NeMo Curator's character-ratio formula: the share of characters in (``keep``) or not in
+    ``chars``; empty texts score 1."""
+    def score(text: str) -> float:
+        hits = sum((c in chars) == keep for c in text)
+        return hits / len(text) if text else 1.0
+    return score
+
+
+# filters whose score_document is the batch path: their reference written out
+REFERENCE = {
+    "NonAlphaNumericFilter": (NonAlphaNumericFilter(), _ratio_of(
+        "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789\n?!,.", False)),
+    "WhiteSpaceFilter": (WhiteSpaceFilter(), _ratio_of("\t\n\r\b ", True)),
+}
 
 
 @pytest.fixture(scope="module")
@@ -71,11 +113,56 @@ def corpus() -> pa.Array:
 def test_batch_scores_equal_per_document_scores(flt, corpus) -> None:
     texts = corpus.to_pylist()
     ref = np.array([float(flt.score_document(t)) for t in texts])
-    flt.chunk_docs = 97  # chunk boundaries inside the corpus
     got = np.asarray(flt.score_batch(corpus), dtype=np.float64)
     bad = np.flatnonzero(ref != got)
     assert not len(bad), [(texts[i][:60], ref[i], got[i]) for i in bad[:5]]
     assert len(set(ref.tolist())) > 5  # the corpus exercises the filter
+
+
+@pytest.mark.parametrize("name", sorted(REFERENCE))
+def test_batch_scores_equal_nemo_formula(name, corpus) -> None:
+    flt, ref_fn = REFERENCE[name]
+    texts = corpus.to_pylist()
+    ref = np.array([ref_fn(t) for t in texts])
+    got = np.asarray(flt.score_batch(corpus), dtype=np.float64)
+    bad = np.flatnonzero(ref != got)
+    assert not len(bad), [(texts[i][:60], ref[i], got[i]) for i in bad[:5]]
+
+
+def test_byte_helpers_match_python(corpus) -> None:
+    texts = corpus.to_pylist()
+    tok = v.Tokens(corpus.slice(3))  # a sliced array exercises the offsets
+    words = [t.split() for t in texts[3:]]
+    assert tok.words.to_pylist() == [w for ws in words for w in ws]
+    assert tok.n_words.tolist() == [len(ws) for ws in words]
+    assert tok.chars.tolist() == [len(w) for ws in words for w in ws]
+    n_words, chars = v.word_stats(corpus)
+    assert n_words.tolist() == [len(t.split()) for t in texts]
+    assert chars.tolist() == [sum(map(len, t.split())) for t in texts]
+    rows = np.arange(len(texts))[::-1]
+    pats = pa.array([" ".join((texts[i].split() or ["x"])[:1 + i % 2]) for i in rows])
+    got = v.count_substrings(corpus, pats, rows)
+    assert got.tolist() == [texts[i].count(p) for i, p in zip(rows, pats.to_pylist(), strict=True)]
+    assert got.sum() > 50
+
+
+@pytest.mark.parametrize("flt", [*FILTERS, *(f for f, _ in REFERENCE.values())],
+                         ids=lambda f: f"{type(f).__name__}-{getattr(f, '_n', '')}")
+def test_scores_are_the_same_in_byte_chunks(flt, corpus, monkeypatch) -> None:
+    whole = np.asarray(flt.score_batch(corpus), dtype=np.float64)
+    monkeypatch.setattr(v, "CHUNK_BYTES", 997)  # many slices, cut inside the corpus
+    if hasattr(flt, "chunk_bytes"):
+        monkeypatch.setattr(flt, "chunk_bytes", 997)
+    assert np.array_equal(np.asarray(flt.score_batch(corpus), dtype=np.float64), whole)
+
+
+def test_top_ngrams_step_by_step_ranking_is_the_same(corpus, monkeypatch) -> None:
+    from curator_text.filters import repetition
+
+    flt = RepeatingTopNGramsFilter(n=2)
+    fast = np.asarray(flt.score_batch(corpus))
+    monkeypatch.setattr(repetition, "_RANK_LIMIT", 0)  # as if the int64 rank could overflow
+    assert np.array_equal(np.asarray(flt.score_batch(corpus)), fast)
 
 
 def test_duplicate_ngrams_batch_is_vectorised() -> None:
@@ -84,3 +171,12 @@ def test_duplicate_ngrams_batch_is_vectorised() -> None:
     assert not RepeatingDuplicateNGramsFilter(lang="zh").vectorized
     scores = flt.score_batch(pa.array(["a b a b", "a b c", "", "a"]))
     assert list(scores) == [3 / 7, 0.0, 1.0, 1.0]  # the 2nd 'a b': 1 + 1 chars + 1 space
+
+
+def test_count_substrings_is_str_count() -> None:
+    texts = pa.array(["a a a a a", "proof these of the", "", "é é\u00a0é é", "x"])
+    pats = pa.array(["a a", "of the", "é é", "x"])
+    # overlapping occurrences (str.count counts 2, not 4), matches inside words, Unicode
+    assert v.count_substrings(texts, pats, np.array([0, 1, 3, 4])).tolist() == [2, 2, 2, 1]
+    with pytest.raises(ValueError, match="empty"):
+        v.count_substrings(texts, pa.array([""]), np.array([0]))

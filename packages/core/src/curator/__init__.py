@@ -26,6 +26,7 @@ _EXPORTS: dict[str, str] = {
     "StageIO": "curator.stages.base", "get_stage_class": "curator.stages.base",
     "FunctionStage": "curator.stages.function", "processing_stage": "curator.stages.function",
     "FilterStage": "curator.stages.filter",
+    "ensure_setup": "curator.stages.lifecycle", "release_stage": "curator.stages.lifecycle",
     "Pipeline": "curator.pipeline",
     # executors and results
     "BaseExecutor": "curator.executors.base", "RunContext": "curator.executors.base",

@@ -180,10 +180,28 @@ def band_hashes(signatures: np.ndarray, num_bands: int, minhashes_per_band: int)
     return h
 
 
+_BLOCK_CHARS = 1 << 21
+"""Characters hashed together by ``doc_shingle_sets`` (bounds its temporary memory)."""
+
+
 def doc_shingle_sets(texts: Sequence[str], char_ngrams: int) -> list[np.ndarray]:
-    """The sorted unique 32-bit shingle hashes of each text (for exact Jaccard similarity)."""
+    """The sorted unique 32-bit shingle hashes of each text (for exact Jaccard similarity).
+
+    Texts are hashed in blocks of about ``_BLOCK_CHARS`` characters, so the temporary arrays
+    do not grow with the number of texts."""
+    out: list[np.ndarray] = []
+    ends = np.cumsum(np.fromiter((len(t) for t in texts), dtype=np.int64, count=len(texts)))
+    start = 0
+    while start < len(texts):
+        before = int(ends[start - 1]) if start else 0
+        stop = max(start + 1, int(np.searchsorted(ends, before + _BLOCK_CHARS, side="right")))
+        out += _shingle_sets(texts[start:stop], char_ngrams)
+        start = stop
+    return out
+
+
+def _shingle_sets(texts: Sequence[str], char_ngrams: int) -> list[np.ndarray]:
     x, counts = shingle_hashes(texts, char_ngrams)
     with np.errstate(over="ignore"):
         x = (_mix(x) >> np.uint64(32)).astype(np.uint32)
-    bounds = np.cumsum(counts)[:-1]
-    return [np.unique(part) for part in np.split(x, bounds)]
+    return [np.unique(part) for part in np.split(x, np.cumsum(counts)[:-1])]

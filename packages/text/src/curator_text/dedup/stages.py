@@ -47,7 +47,7 @@ class MinHashLSHStage(ProcessingStage[FileGroupTask, FileGroupTask]):
 
     def __init__(self, text_field: str, cache_dir: str, num_partitions: int, *, char_ngrams: int,
                  num_bands: int, minhashes_per_band: int, seed: int, method: str = "oph",
-                 rows_per_batch: int = 1000) -> None:
+                 rows_per_batch: int = 250) -> None:
         self.text_field, self.cache_dir, self.num_partitions = text_field, cache_dir, num_partitions
         self.char_ngrams, self.num_bands, self.minhashes_per_band = (char_ngrams, num_bands,
                                                                      minhashes_per_band)
@@ -60,10 +60,12 @@ class MinHashLSHStage(ProcessingStage[FileGroupTask, FileGroupTask]):
             return task
         table = read_table(task.data[0], [self.text_field], on_bad=lambda line, n, err: self.reject(
             task, "malformed JSON line", record={"line": line, "line_number": n}, error=err))
-        texts = _texts(table, self.text_field)
+        column = table.column(self.text_field)  # made Python strings one batch at a time
         parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
-        for s in range(0, len(texts), self.rows_per_batch):
-            sig, ok = minhash_signatures(texts[s:s + self.rows_per_batch],
+        for s in range(0, table.num_rows, self.rows_per_batch):
+            texts = [t if isinstance(t, str) else ""
+                     for t in column.slice(s, self.rows_per_batch).to_pylist()]
+            sig, ok = minhash_signatures(texts,
                                          char_ngrams=self.char_ngrams, seed=self.seed,
                                          num_perm=self.num_bands * self.minhashes_per_band,
                                          method=self.method)

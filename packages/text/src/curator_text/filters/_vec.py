@@ -1,15 +1,50 @@
-"""Vectorised helpers over Arrow string columns (pyarrow.compute)."""
+"""Vectorised helpers over Arrow string columns: ``pyarrow.compute`` kernels, and NumPy over the
+UTF-8 bytes of a column (words exactly as ``str.split()`` finds them, character classes, substring
+counts), so no filter loops over documents in Python."""
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from functools import cache, wraps
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+__all__ = ["URL_REGEX", "NEMO_URL_REGEX", "WORD_SPLIT", "CHUNK_BYTES", "chunked", "np_bool",
+           "lengths", "regex_count", "word_lists", "word_counts", "per_doc_sum", "ratio", "le",
+           "ge", "ASCII_WS", "ASCII_ALNUM", "text_bytes", "ASCII_LETTERS", "class_count",
+           "segment_counts", "ws_mask", "nonblank", "Tokens", "word_stats", "fast_word_counts",
+           "spans", "count_substrings"]
+
 URL_REGEX = r"(?:https?|ftp)://[^\s/$.?#][^\s]*|www\.[^\s]+\.[^\s]+"
 NEMO_URL_REGEX = r"https?://(?:[A-Za-z0-9$\-_@.&+/:=?#~]|[!*\(\),]|(?:%[0-9A-Fa-f]{2}))+"
 """NeMo Curator's URL pattern (used by the URL filters): it stops at ``<``, quotes and spaces."""
 WORD_SPLIT = r"\s+"
+
+
+CHUNK_BYTES = 1 << 20
+"""Text bytes scored together by a ``chunked`` method: bounds its temporary arrays (a few bytes
+per byte of text) whatever the batch size, and keeps them nearer the CPU caches (faster than
+larger slices on the benchmark corpus)."""
+
+
+def chunked(method: Callable) -> Callable:
+    """Makes a ``score(self, texts) -> np.ndarray`` method run on slices of the column of about
+    ``self.chunk_bytes`` (default ``CHUNK_BYTES``) bytes each and concatenate the scores."""
+    @wraps(method)
+    def score(self, texts: pa.Array) -> np.ndarray:  # noqa: ANN001
+        if isinstance(texts, pa.ChunkedArray):
+            texts = texts.combine_chunks()
+        _, offsets = text_bytes(texts)
+        size = getattr(self, "chunk_bytes", None) or CHUNK_BYTES
+        if offsets[-1] <= size:
+            return method(self, texts)
+        cuts = np.searchsorted(offsets, np.arange(size, offsets[-1], size))
+        cuts = np.unique(np.r_[0, cuts[(cuts > 0) & (cuts < len(texts))], len(texts)])
+        return np.concatenate([np.asarray(method(self, texts.slice(a, b - a)))
+                               for a, b in zip(cuts[:-1].tolist(), cuts[1:].tolist(), strict=True)])
+    return score
 
 
 def np_bool(arr: pa.Array) -> np.ndarray:
@@ -50,16 +85,6 @@ def ratio(num: np.ndarray, den: np.ndarray, empty: float) -> np.ndarray:
     return out
 
 
-def per_doc_max(lists: pa.ListArray, values: pa.Array, n: int) -> np.ndarray:
-    """The max of ``values`` (one per list element) for each of the ``n`` lists (0 if empty)."""
-    out = np.zeros(n, dtype=np.float64)
-    if len(values) == 0:
-        return out
-    idx = pc.list_parent_indices(lists).to_numpy(zero_copy_only=False)
-    np.maximum.at(out, idx, values.to_numpy(zero_copy_only=False).astype(np.float64))
-    return out
-
-
 def le(scores: pa.Array, bound: float) -> pa.Array:
     return pc.less_equal(scores, bound)
 
@@ -77,30 +102,44 @@ def _ascii_bytes(texts: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(is_ascii mask, the data bytes, offsets relative to the bytes) of a string array."""
     if isinstance(texts, pa.ChunkedArray):
         texts = texts.combine_chunks()
-    is_ascii = np_bool(pc.string_is_ascii(texts))
+    return (np_bool(pc.string_is_ascii(texts)), *text_bytes(texts))
+
+
+def text_bytes(texts: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """(the UTF-8 bytes of every text one after another, offsets into them: ``len(texts) + 1``)."""
+    if isinstance(texts, pa.ChunkedArray):
+        texts = texts.combine_chunks()
+    if not len(texts):
+        return np.zeros(0, np.uint8), np.zeros(1, np.int64)
     off_type = np.int64 if pa.types.is_large_string(texts.type) else np.int32
     offsets = np.frombuffer(texts.buffers()[1], dtype=off_type)[
         texts.offset:texts.offset + len(texts) + 1].astype(np.int64)
     data = texts.buffers()[2]
     buf = (np.frombuffer(data, dtype=np.uint8) if data is not None
            else np.zeros(0, np.uint8))[offsets[0]:offsets[-1]]
-    return is_ascii, buf, offsets - offsets[0]
+    return buf, offsets - offsets[0]
 
 
 def _count_type(buf: np.ndarray) -> type:
     return np.int32 if len(buf) < 2**31 - 1 else np.int64
 
 
+ASCII_LETTERS = ASCII_ALNUM[:52]
+
+
+@cache
 def _lut(chars: str) -> np.ndarray:
     lut = np.zeros(256, dtype=bool)
     lut[[ord(c) for c in chars]] = True
+    lut.flags.writeable = False
     return lut
 
 
-def class_count(texts: pa.Array, ascii_chars: str, char_class: str) -> np.ndarray:
+def class_count(texts: pa.Array, ascii_chars: str, char_class: str | None = None) -> np.ndarray:
     """How many characters of each text belong to a class: ``ascii_chars`` (its ASCII members,
     counted on the raw bytes of ASCII-only texts) or the RE2 class ``char_class`` (e.g.
-    ``[\\p{L}\\p{N}]``) for the other texts."""
+    ``[\\p{L}\\p{N}]``) for the other texts. ``char_class=None``: the class has no non-ASCII
+    member, so every text is counted on its bytes (UTF-8 multi-byte characters never match)."""
     if isinstance(texts, pa.ChunkedArray):
         texts = texts.combine_chunks()
     n = len(texts)
@@ -108,10 +147,10 @@ def class_count(texts: pa.Array, ascii_chars: str, char_class: str) -> np.ndarra
     if n == 0:
         return out
     is_ascii, buf, offsets = _ascii_bytes(texts)
+    if char_class is None:
+        is_ascii[:] = True
     if is_ascii.any():
-        cs = np.zeros(len(buf) + 1, dtype=_count_type(buf))
-        np.cumsum(_lut(ascii_chars)[buf], out=cs[1:])
-        out[is_ascii] = (cs[offsets[1:]] - cs[offsets[:-1]])[is_ascii]
+        out[is_ascii] = segment_counts(_lut(ascii_chars)[buf], offsets)[is_ascii]
     if not is_ascii.all():
         mask = ~is_ascii
         sub = texts.filter(pa.array(mask))
@@ -120,29 +159,206 @@ def class_count(texts: pa.Array, ascii_chars: str, char_class: str) -> np.ndarra
     return out
 
 
+def segment_counts(mask: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """How many bytes of ``mask`` are set in each ``offsets[i]:offsets[i + 1]`` (as float64):
+    the set positions (or, when most are set, the unset ones) found by ``searchsorted``."""
+    if mask.size and 2 * np.count_nonzero(mask) > mask.size:
+        return np.diff(offsets).astype(np.float64) - segment_counts(~mask, offsets)
+    return np.diff(np.searchsorted(np.flatnonzero(mask), offsets)).astype(np.float64)
+
+
+# the multi-byte UTF-8 characters str.split() splits on: U+0085, U+00A0 (lead C2), U+1680 (E1),
+# U+2000-U+200A, U+2028, U+2029, U+202F, U+205F (E2), U+3000 (E3)
+_WS_E2_80 = np.zeros(256, dtype=bool)
+_WS_E2_80[[*range(0x80, 0x8B), 0xA8, 0xA9, 0xAF]] = True
+
+
+def ws_mask(buf: np.ndarray) -> np.ndarray:
+    """True at every byte (of UTF-8 ``buf``) that belongs to a whitespace character, exactly the
+    characters ``str.split()`` splits on (ASCII ones and the Unicode spaces)."""
+    ws = (buf == 32) | ((buf - np.uint8(9)) <= 4) | ((buf - np.uint8(28)) <= 3)
+    lead = np.flatnonzero((buf >= 0xC2) & (buf <= 0xE3))
+    if len(lead):
+        pad = np.concatenate([buf, np.zeros(2, dtype=np.uint8)])
+        b0, b1, b2 = pad[lead], pad[lead + 1], pad[lead + 2]
+        two = (b0 == 0xC2) & ((b1 == 0x85) | (b1 == 0xA0))
+        three = (((b0 == 0xE1) & (b1 == 0x9A) & (b2 == 0x80))
+                 | ((b0 == 0xE2) & (b1 == 0x80) & _WS_E2_80[b2])
+                 | ((b0 == 0xE2) & (b1 == 0x81) & (b2 == 0x9F))
+                 | ((b0 == 0xE3) & (b1 == 0x80) & (b2 == 0x80)))
+        for k, hit in ((0, two | three), (1, two | three), (2, three)):
+            ws[lead[hit] + k] = True
+    return ws
+
+
+def nonblank(texts: pa.Array) -> np.ndarray:
+    """True for every text with a character that is not whitespace (``text.strip() != ""``):
+    the first byte decides most texts, the bytes of the others are looked at together."""
+    buf, offsets = text_bytes(texts)
+    ws = ws_mask(buf)
+    lens = np.diff(offsets)
+    out = lens > 0
+    out[out] = ~ws[offsets[:-1][out]]
+    rest = np.flatnonzero(~out & (lens > 1))
+    if len(rest):
+        pos, heads = spans(offsets[rest] + 1, lens[rest] - 1)
+        out[rest] = ~np.logical_and.reduceat(ws[pos], heads)
+    return out
+
+
+def _word_starts(word: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """True at the first byte of every word: a word byte after a space or at a text's start."""
+    start = word.copy()
+    start[1:] &= ~word[:-1]
+    inner = offsets[:-1][offsets[:-1] < len(word)]
+    start[inner] = word[inner]
+    return start
+
+
+class Tokens:
+    """The whitespace-separated words of a column of texts, exactly as ``str.split()`` finds them,
+    from the UTF-8 bytes with NumPy (no per-document Python). ``doc``: each word's document;
+    ``chars``: each word's length in characters; ``n_words``: words per document; ``first``:
+    each document's first word; ``words`` (made on first use): every word as one Arrow string
+    array, document after document."""
+
+    __slots__ = ("_buf", "_ends", "_starts", "_word", "_words", "chars", "doc", "first",
+                 "n_words")
+
+    def __init__(self, texts: pa.Array) -> None:
+        buf, offsets = text_bytes(texts)
+        word = ~ws_mask(buf)
+        end = word.copy()
+        end[:-1] &= ~word[1:]
+        last = offsets[1:][offsets[1:] > offsets[:-1]] - 1
+        end[last] = word[last]
+        self._buf, self._word, self._words = buf, word, None
+        self._starts = np.flatnonzero(_word_starts(word, offsets))  # byte positions in ``buf``
+        self._ends = np.flatnonzero(end) + 1
+        bounds = np.searchsorted(self._starts, offsets)
+        self.first, self.n_words = bounds[:-1], np.diff(bounds)
+        self.doc = np.repeat(np.arange(len(offsets) - 1), self.n_words)
+        self.chars = self._ends - self._starts
+        if len(buf) and buf.max() >= 0x80:  # characters: bytes that do not continue one
+            self.chars -= self._count((buf & 0xC0) == 0x80)
+
+    def _count(self, mask: np.ndarray) -> np.ndarray:
+        """How many bytes of each word are set in ``mask`` (quickest when few are)."""
+        hits = np.flatnonzero(mask & self._word)
+        if len(hits) > len(self._starts) // 4:
+            cs = np.r_[0, np.cumsum(mask, dtype=_count_type(mask))]
+            return (cs[self._ends] - cs[self._starts]).astype(np.int64)
+        return np.bincount(np.searchsorted(self._starts, hits, side="right") - 1,
+                           minlength=len(self._starts))
+
+    @property
+    def words(self) -> pa.Array:
+        if self._words is None:
+            starts, ends = self._starts, self._ends
+            data = self._buf[self._word]
+            offs = np.r_[0, np.cumsum(ends - starts)]
+            wide = len(data) >= 2**31 - 1
+            self._words = (pa.LargeStringArray if wide else pa.StringArray).from_buffers(
+                len(starts), pa.py_buffer(offs.astype(np.int64 if wide else np.int32)),
+                pa.py_buffer(data))
+        return self._words
+
+    def has_byte(self, chars: str) -> np.ndarray:
+        """True for every word with a byte among the ASCII ``chars``:
+        the first byte decides most words, the bytes of the others are looked at together."""
+        lut, buf, starts = _lut(chars), self._buf, self._starts
+        out = lut[buf[starts]]
+        rest = np.flatnonzero(~out & (self.n_bytes > 1))
+        if len(rest):
+            pos, heads = spans(starts[rest] + 1, self.n_bytes[rest] - 1)
+            out[rest] = np.logical_or.reduceat(lut[buf[pos]], heads)
+        return out
+
+    def words_at(self, idx: np.ndarray) -> pa.Array:
+        """The words ``idx`` as an Arrow string array (without making ``words``)."""
+        lens = self.n_bytes[idx]
+        pos, heads = spans(self._starts[idx], lens)
+        return pa.StringArray.from_buffers(len(idx), pa.py_buffer(
+            np.r_[heads, len(pos)].astype(np.int64 if len(pos) >= 2**31 - 1 else np.int32)),
+            pa.py_buffer(self._buf[pos]))
+
+    @property
+    def n_bytes(self) -> np.ndarray:
+        """Each word's length in bytes."""
+        return self._ends - self._starts
+
+    def per_doc_sum(self, values: np.ndarray) -> np.ndarray:
+        """The sum of ``values`` (one per word) for every document."""
+        return np.bincount(self.doc, weights=values, minlength=len(self.n_words))
+
+    def per_doc_max(self, values: np.ndarray) -> np.ndarray:
+        """The max of ``values`` (one per word) for every document (0 without words)."""
+        out = np.zeros(len(self.n_words), dtype=np.float64)
+        has = self.n_words > 0
+        if has.any():
+            out[has] = np.maximum.reduceat(values, self.first[has])
+        return out
+
+
+def word_stats(texts: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """(words, characters that are not whitespace) of every text, as ``str.split()`` sees them."""
+    buf, offsets = text_bytes(texts)
+    word = ~ws_mask(buf)
+    chars = word & ((buf & 0xC0) != 0x80)
+    return segment_counts(_word_starts(word, offsets), offsets), segment_counts(chars, offsets)
+
+
 def fast_word_counts(texts: pa.Array) -> np.ndarray:
     """Whitespace-separated word counts (like ``len(text.split())``)."""
-    if isinstance(texts, pa.ChunkedArray):
-        texts = texts.combine_chunks()
-    n = len(texts)
-    out = np.zeros(n, dtype=np.float64)
-    if n == 0:
+    buf, offsets = text_bytes(texts)
+    return segment_counts(_word_starts(~ws_mask(buf), offsets), offsets)
+
+
+def spans(starts: np.ndarray, lens: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(the positions ``starts[i]`` … ``starts[i] + lens[i] - 1`` for every ``i`` one after
+    another, where each span begins in them)."""
+    heads = np.r_[0, np.cumsum(lens)[:-1]].astype(np.int64)
+    total = int(heads[-1] + lens[-1]) if len(lens) else 0
+    return np.arange(total) + np.repeat(starts - heads, lens), heads
+
+
+def count_substrings(texts: pa.Array, patterns: pa.Array, rows: np.ndarray) -> np.ndarray:
+    """``texts[rows[i]].count(patterns[i])`` for every ``i`` (non-overlapping occurrences, as
+    ``str.count``; patterns must not be empty), from the UTF-8 bytes: candidate positions match
+    the pattern's first and last byte, then every byte is compared. Only documents where two
+    occurrences overlap (a pattern like ``"a a"`` in ``"a a a"``) are counted by ``str.count``."""
+    buf, toff = text_bytes(texts)
+    pbuf, poff = text_bytes(patterns)
+    plen = np.diff(poff)
+    if len(rows) and plen.min() < 1:
+        raise ValueError("count_substrings: patterns must not be empty")
+    out = np.zeros(len(rows), dtype=np.int64)
+    if not len(rows) or not len(buf):
         return out
-    is_ascii, buf, offsets = _ascii_bytes(texts)
-    if is_ascii.any():
-        # ASCII_WS by comparisons (several times faster than a table look-up)
-        word = ~((buf == 32) | ((buf - np.uint8(9)) <= 4) | ((buf - np.uint8(28)) <= 3))
-        start = word.copy()
-        start[1:] &= ~word[:-1]
-        inner = offsets[:-1][offsets[:-1] < len(buf)]
-        start[inner] = word[inner]
-        cs = np.zeros(len(buf) + 1, dtype=_count_type(buf))
-        np.cumsum(start, out=cs[1:])
-        out[is_ascii] = (cs[offsets[1:]] - cs[offsets[:-1]])[is_ascii]
-    if not is_ascii.all():
-        mask = ~is_ascii
-        sub = pc.utf8_trim_whitespace(texts.filter(pa.array(mask)))
-        cnt = pc.list_value_length(pc.utf8_split_whitespace(sub)).to_numpy(
-            zero_copy_only=False) - (lengths(sub) == 0)
-        out[mask] = cnt
+    # candidates: the bytes equal to the first byte of their text's pattern (texts without a
+    # pattern look for a space, and their candidates are dropped)
+    which = np.full(len(toff) - 1, -1, dtype=np.int64)
+    which[rows] = np.arange(len(rows))
+    first = np.full(len(toff) - 1, 32, dtype=np.uint8)
+    first[rows] = pbuf[poff[:-1]]
+    cand = np.flatnonzero(buf == np.repeat(first, np.diff(toff)))
+    pat = which[np.searchsorted(toff, cand, side="right") - 1]
+    cand, pat = cand[pat >= 0], pat[pat >= 0]
+    end = cand + plen[pat]
+    ok = end <= toff[rows[pat] + 1]
+    cand, pat, end = cand[ok], pat[ok], end[ok]
+    ok = buf[end - 1] == pbuf[poff[pat + 1] - 1]
+    cand, pat, end = cand[ok], pat[ok], end[ok]
+    if not len(cand):
+        return out
+    lens = end - cand
+    tpos, heads = spans(cand, lens)
+    same = buf[tpos] == pbuf[tpos + np.repeat(poff[pat] - cand, lens)]
+    full = np.add.reduceat(same, heads, dtype=np.int64) == lens
+    cand, pat, lens = cand[full], pat[full], lens[full]
+    out += np.bincount(pat, minlength=len(rows))
+    overlap = (pat[1:] == pat[:-1]) & (cand[1:] - cand[:-1] < lens[1:])
+    if overlap.any():
+        for i in np.unique(pat[1:][overlap]).tolist():
+            out[i] = texts[int(rows[i])].as_py().count(patterns[i].as_py())
     return out

@@ -13,6 +13,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from curator.errors import ConfigError
 from curator.stages.filter import FilterStage, numeric_bounds, reject_filtered
+from curator.stages.lifecycle import ensure_setup
 
 from curator_text.tasks import DocumentBatch
 
@@ -183,7 +184,7 @@ class _FilterStage(FilterStage[DocumentBatch]):
 
     def setup(self, worker_metadata: dict[str, Any] | None = None) -> None:
         for step in self._steps:
-            step.filter.setup()
+            ensure_setup(step.filter)
             for hook in ("load_model", "load_tokenizer"):  # NeMo Curator's loading hooks
                 if hasattr(step.filter, hook):
                     getattr(step.filter, hook)()

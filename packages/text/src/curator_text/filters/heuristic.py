@@ -78,6 +78,7 @@ class WordCountFilter(_Words):
     def _score_words(self, words: list[str]) -> int:
         return len(words)
 
+    @v.chunked
     def _score_ws(self, texts: pa.Array) -> np.ndarray:
         return v.word_counts(texts).astype(np.int64)
 
@@ -99,9 +100,10 @@ class NonAlphaNumericFilter(_MaxRatio):
         super().__init__()
         self._max = max_non_alpha_numeric_to_text_ratio
 
+    @v.chunked
     def score_batch(self, texts: pa.Array) -> np.ndarray:
         lens = v.lengths(texts)
-        alnum = v.class_count(texts, ALNUM_CHARS, r"[a-zA-Z0-9\n?!,.]")
+        alnum = v.class_count(texts, ALNUM_CHARS)
         return v.ratio(lens - alnum, lens, 1.0)
 
 
@@ -131,6 +133,7 @@ class SymbolsToWordsFilter(_Words, _MaxRatio):
     def _score_words(self, words: list[str]) -> float:
         return sum(map(_is_symbol_word, words)) / len(words) if words else 0.0
 
+    @v.chunked
     def _score_ws(self, texts: pa.Array) -> np.ndarray:
         n = len(texts)
         out = np.zeros(n, dtype=np.float64)
@@ -156,6 +159,7 @@ class NumbersFilter(_MaxRatio):
         super().__init__()
         self._max = max_number_to_text_ratio
 
+    @v.chunked
     def score_batch(self, texts: pa.Array) -> np.ndarray:
         return v.ratio(v.class_count(texts, "0123456789", r"\p{Nd}"), v.lengths(texts), 1.0)
 
@@ -220,8 +224,9 @@ class WhiteSpaceFilter(_MaxRatio):
         super().__init__()
         self._max = max_white_space_ratio
 
+    @v.chunked
     def score_batch(self, texts: pa.Array) -> np.ndarray:
-        ws = v.class_count(texts, "\t\n\r\b ", r"[\t\n\r\x08 ]")
+        ws = v.class_count(texts, "\t\n\r\b ")
         return v.ratio(ws, v.lengths(texts), 1.0)
 
 
@@ -233,6 +238,7 @@ class ParenthesesFilter(_MaxRatio):
         super().__init__()
         self._max = max_parentheses_ratio
 
+    @v.chunked
     def score_batch(self, texts: pa.Array) -> np.ndarray:
         return v.ratio(v.class_count(texts, "()[]{}", r"[()\[\]{}⟨⟩]"), v.lengths(texts), 1.0)
 
@@ -248,9 +254,10 @@ class LongWordFilter(_Words, _MaxRatio):
     def _score_words(self, words: list[str]) -> float:
         return max(map(len, words), default=0)
 
+    @v.chunked
     def _score_ws(self, texts: pa.Array) -> np.ndarray:
-        words = v.word_lists(texts)
-        return v.per_doc_max(words, pc.utf8_length(pc.list_flatten(words)), len(texts))
+        tok = v.Tokens(texts)
+        return tok.per_doc_max(tok.chars)
 
 
 class MeanWordLengthFilter(_Words):
@@ -267,9 +274,10 @@ class MeanWordLengthFilter(_Words):
         lens = [len(w) for w in words if w]
         return sum(lens) / len(lens) if lens else 0.0
 
+    @v.chunked
     def _score_ws(self, texts: pa.Array) -> np.ndarray:
-        nonws = v.lengths(texts) - v.class_count(texts, v.ASCII_WS, r"[\s\x0b\x1c-\x1f\x85\p{Z}]")
-        return v.ratio(nonws, v.word_counts(texts), 0.0)
+        words, nonws = v.word_stats(texts)
+        return v.ratio(nonws, words, 0.0)
 
     def keep_document(self, score: float) -> bool:
         return self._min <= score <= self._max
@@ -360,10 +368,14 @@ class WordsWithoutAlphabetsFilter(_Words):
     def _score_words(self, words: list[str]) -> float:
         return sum(any(c.isalpha() for c in w) for w in words) / len(words) if words else 0.0
 
+    @v.chunked
     def _score_ws(self, texts: pa.Array) -> np.ndarray:
-        words = v.word_lists(texts)
-        alpha = v.np_bool(pc.match_substring_regex(pc.list_flatten(words), r"\p{L}"))
-        return v.ratio(v.per_doc_sum(words, alpha, len(texts)), v.word_counts(texts), 0.0)
+        tok = v.Tokens(texts)
+        alpha = tok.has_byte(v.ASCII_LETTERS)
+        other = np.flatnonzero(~alpha & (tok.chars < tok.n_bytes))  # non-ASCII letters: by RE2
+        if len(other):
+            alpha[other] = v.np_bool(pc.match_substring_regex(tok.words_at(other), r"\p{L}"))
+        return v.ratio(tok.per_doc_sum(alpha), tok.n_words, 0.0)
 
     def keep_document(self, score: float) -> bool:
         return score >= self._min
