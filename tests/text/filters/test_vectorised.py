@@ -10,6 +10,8 @@ import ast
 import inspect
 import json
 import random
+import subprocess
+import sys
 
 import numpy as np
 import pyarrow as pa
@@ -30,6 +32,7 @@ from curator_text import (
     WordCountFilter,
     WordsWithoutAlphabetsFilter,
 )
+from curator_text.filters import _ngrams
 from curator_text.filters import _vec as v
 
 # every character str.split() splits on
@@ -139,11 +142,6 @@ def test_byte_helpers_match_python(corpus) -> None:
     n_words, chars = v.word_stats(corpus)
     assert n_words.tolist() == [len(t.split()) for t in texts]
     assert chars.tolist() == [sum(map(len, t.split())) for t in texts]
-    rows = np.arange(len(texts))[::-1]
-    pats = pa.array([" ".join((texts[i].split() or ["x"])[:1 + i % 2]) for i in rows])
-    got = v.count_substrings(corpus, pats, rows)
-    assert got.tolist() == [texts[i].count(p) for i, p in zip(rows, pats.to_pylist(), strict=True)]
-    assert got.sum() > 50
 
 
 @pytest.mark.parametrize("flt", [*FILTERS, *(f for f, _ in REFERENCE.values())],
@@ -156,13 +154,72 @@ def test_scores_are_the_same_in_byte_chunks(flt, corpus, monkeypatch) -> None:
     assert np.array_equal(np.asarray(flt.score_batch(corpus), dtype=np.float64), whole)
 
 
-def test_top_ngrams_step_by_step_ranking_is_the_same(corpus, monkeypatch) -> None:
-    from curator_text.filters import repetition
+NGRAM_FILTERS = [*(RepeatingTopNGramsFilter(n=k) for k in (1, 2, 3, 4)),
+                 *(RepeatingDuplicateNGramsFilter(n=k) for k in (1, 2, 3, 5))]
 
+
+def _ngram_scores(flt, texts: pa.Array, hash_mask: np.uint64 = _ngrams.ALL_BITS) -> np.ndarray:
+    kernel = (_ngrams.top_ngram_scores if isinstance(flt, RepeatingTopNGramsFilter)
+              else _ngrams.duplicate_ngram_scores)
+    return kernel(texts, flt._n, hash_mask)
+
+
+@pytest.mark.parametrize("flt", NGRAM_FILTERS, ids=lambda f: f"{type(f).__name__}-{f._n}")
+def test_ngram_kernels_are_exact_when_hashes_collide(flt, corpus) -> None:
+    """With 2 hash bits every word and n-gram lookup meets other words and n-grams on the same
+    hash: the scores stay those of ``score_document`` (equality is confirmed, not assumed)."""
+    texts = corpus.to_pylist()
+    ref = np.array([flt.score_document(t) for t in texts])
+    assert np.array_equal(_ngram_scores(flt, corpus, np.uint64(3)), ref)
+    assert np.array_equal(_ngram_scores(flt, corpus), ref)
+
+
+def _tiny_vocabulary_corpus(n: int = 300, seed: int = 5) -> list[str]:
+    """Texts of a few short, overlapping words ("a", "aa", "ab" …) with spaces, double spaces,
+    tabs and newlines: the top n-gram joined by spaces is found overlapping itself, inside
+    longer words, across other separators, or not at all."""
+    rng = random.Random(seed)
+    vocab, seps = ["a", "a", "a", "a", "aa", "ab", "b", "ba", "aba", "é", "éa"], [" ", " ", " ", "  ", "\t", "\n"]
+    return ["".join(rng.choice(vocab) + rng.choice(seps) for _ in range(rng.randint(0, 60)))
+            for _ in range(n)]
+
+
+@pytest.mark.parametrize("flt", NGRAM_FILTERS, ids=lambda f: f"{type(f).__name__}-{f._n}")
+def test_ngram_scores_on_overlapping_words(flt) -> None:
+    texts = _tiny_vocabulary_corpus()
+    ref = np.array([flt.score_document(t) for t in texts])
+    assert np.array_equal(np.asarray(flt.score_batch(pa.array(texts))), ref)
+    assert ((ref > 0) & (ref < 1)).sum() > 30  # the texts exercise the filter
+
+
+def test_top_ngram_occurrences_are_counted_as_str_count() -> None:
     flt = RepeatingTopNGramsFilter(n=2)
-    fast = np.asarray(flt.score_batch(corpus))
-    monkeypatch.setattr(repetition, "_RANK_LIMIT", 0)  # as if the int64 rank could overflow
-    assert np.array_equal(np.asarray(flt.score_batch(corpus)), fast)
+    texts = ["a a a a a",  # "a a" overlaps itself: 2 occurrences, not 4
+             "ab c xab c ab c",  # 2 as words, 3 with the one inside "xab c"
+             "ab\tc ab\tc ab c",  # the tab-separated ones are not "ab c": 1
+             "é é\u00a0é é"]  # Unicode: 2, counted in characters
+    assert list(flt.score_batch(pa.array(texts))) == [2 * 3 / 9, 3 * 4 / 15, 1 * 4 / 14,
+                                                     2 * 3 / 7]
+    assert list(flt.score_batch(pa.array(texts))) == [flt.score_document(t) for t in texts]
+    # one long word twice, and a text made of the top n-gram's first byte: the search is
+    # linear (Knuth-Morris-Pratt), not bytes times pattern length
+    long_word = "a" * 100_000
+    texts = [f"{long_word} {long_word}", f"{long_word}b {long_word}b {long_word}"]
+    assert list(flt.score_batch(pa.array(texts))) == [1.0, flt.score_document(texts[1])]
+
+
+def test_ngram_kernels_are_cached_on_disk_and_numba_is_imported_on_first_use() -> None:
+    """Compiled once per machine, not in every worker process of every run; importing
+    curator_text does not import numba."""
+    from numba.core.caching import NullCache
+
+    for kernel in (_ngrams._top, _ngrams._duplicates):
+        assert not isinstance(kernel._cache, NullCache)
+    code = ("import sys, curator_text; f = curator_text.RepeatingTopNGramsFilter(); "
+            "print('numba' in sys.modules, end=' '); f.score_batch(__import__('pyarrow')"
+            ".array(['a b a b'])); print('numba' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False True"
 
 
 def test_duplicate_ngrams_batch_is_vectorised() -> None:
@@ -171,12 +228,3 @@ def test_duplicate_ngrams_batch_is_vectorised() -> None:
     assert not RepeatingDuplicateNGramsFilter(lang="zh").vectorized
     scores = flt.score_batch(pa.array(["a b a b", "a b c", "", "a"]))
     assert list(scores) == [3 / 7, 0.0, 1.0, 1.0]  # the 2nd 'a b': 1 + 1 chars + 1 space
-
-
-def test_count_substrings_is_str_count() -> None:
-    texts = pa.array(["a a a a a", "proof these of the", "", "é é\u00a0é é", "x"])
-    pats = pa.array(["a a", "of the", "é é", "x"])
-    # overlapping occurrences (str.count counts 2, not 4), matches inside words, Unicode
-    assert v.count_substrings(texts, pats, np.array([0, 1, 3, 4])).tolist() == [2, 2, 2, 1]
-    with pytest.raises(ValueError, match="empty"):
-        v.count_substrings(texts, pa.array([""]), np.array([0]))

@@ -1,20 +1,27 @@
 """FuzzyDeduplicationWorkflow: near-duplicate documents by MinHash + LSH, on CPU.
 
 Phases (each a pipeline on the workflow's executor; every output is written atomically under
-``cache_path`` and reused by a re-run, so a crashed run resumes):
+``cache_path`` and reused by a re-run, so a crashed run resumes). The driver only schedules: the
+candidate pairs, the graph and the duplicate ids stay in files under the cache, read and written
+by the workers one partition at a time; the driver sums a few counts per task.
 
 1. ``MinHashLSHStage`` per input file: MinHash signatures over character n-grams, split into
    ``num_bands`` bands of ``minhashes_per_band`` values; each band's hash goes to a hash partition.
-2. ``LSHBucketsStage`` per partition: documents sharing a band hash become candidate pairs.
-3. The candidate pairs are hash-partitioned (by their first document) into buckets of about
-   ``docs_per_bucket`` documents, written under the cache; ``CandidateDocsStage`` per input file
-   writes each bucket's candidate documents (ids and shingle sets).
+2. ``LSHBucketsStage`` per partition: documents sharing a band hash become candidate pairs,
+   hash-partitioned by their first document into pair partitions.
+3. ``PairBucketsStage`` per pair partition drops repeated pairs and splits the partition into
+   verification buckets of about ``docs_per_bucket`` documents; ``CandidateDocsStage`` per input
+   file writes each bucket's candidate documents (ids and shingle sets).
 4. ``JaccardVerifyStage`` per bucket computes the true Jaccard similarity of the bucket's pairs,
    so memory is bounded by a bucket, not the corpus. Pairs below ``jaccard_threshold`` are dropped
-   (``use_jaccard=True``); connected components of the remaining pairs are the duplicate groups.
-   The first document of each group in input order is kept, the others' ids are written to
-   ``output_path/duplicates/fuzzy.parquet``.
-5. With ``perform_removal``, the input minus the duplicates is written to
+   (``use_jaccard=True``); the others are the edges of the duplicate graph.
+5. Connected components of that graph, on the workers: rounds of large-star / small-star steps
+   over hash partitions of the documents (:func:`~curator_text.dedup.components.run_components`)
+   until every group is a star around its first document in input order (the kept one). Then
+   ``DuplicateLabelsStage`` and ``DuplicateIdsStage`` join the documents' ids, write the
+   per-input-file removal index and publish the group sizes; the per-partition lists are copied
+   (streamed) into ``output_path/duplicates/fuzzy.parquet`` (``id``, ``duplicate_of``).
+6. With ``perform_removal``, the input minus the duplicates is written to
    ``output_path/deduplicated`` (matched by id, so any partitioning of the same input works).
 """
 
@@ -23,37 +30,28 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
-from curator.dedup.io import write_parquet
-from curator.dedup.workflow import (
-    DeduplicationWorkflow,
-    done,
-    group_size_counts,
-    write_by_file,
-)
+from curator.dedup.workflow import DeduplicationWorkflow
 from curator.errors import ConfigError
-from curator.io import expand_paths, join_path
+from curator.io import atomic_write, get_fs, join_path
+from curator.tasks import Task
 
-from curator_text.dedup.components import connected_components
+from curator_text.dedup.components import run_components, step_dir
 from curator_text.dedup.stages import (
     CandidateDocsStage,
+    DuplicateIdsStage,
+    DuplicateLabelsStage,
     JaccardVerifyStage,
     LSHBucketsStage,
     MinHashLSHStage,
+    PairBucketsStage,
+    bucket_id,
+    bucket_name,
+    parquet_files,
 )
 
 __all__ = ["FuzzyDeduplicationWorkflow"]
-
-
-def _read_dir(path: str) -> pa.Table | None:
-    try:
-        files = expand_paths(path, [".parquet"])
-    except FileNotFoundError:
-        return None
-    tables = [pq.read_table(f) for f in files]
-    return pa.concat_tables(tables, promote_options="default") if tables else None
 
 
 class FuzzyDeduplicationWorkflow(DeduplicationWorkflow):
@@ -68,8 +66,9 @@ class FuzzyDeduplicationWorkflow(DeduplicationWorkflow):
         seed: seed of the hash functions.
         use_jaccard: verify candidate pairs with the exact Jaccard similarity of their shingles.
         jaccard_threshold: minimum similarity of a verified pair.
-        num_partitions: hash partitions of the band-hash shuffle (default: one per input file
-            up to 64, or one per 256 MiB of input when that is more).
+        num_partitions: hash partitions of the band-hash shuffle, of the candidate pairs and
+            of the connected components (default: one per input file up to 64, or one per
+            256 MiB of input when that is more).
         minhash_method: ``"oph"`` (one-permutation hashing, fast) or ``"permutations"``.
     """
 
@@ -77,7 +76,8 @@ class FuzzyDeduplicationWorkflow(DeduplicationWorkflow):
     cache_subdir = "fuzzy"
     writes_by_file = True
     duplicates_glob = "fuzzy.parquet"
-    #: candidate documents per Jaccard verification bucket (bounds one task's memory)
+    #: candidate documents per Jaccard verification bucket (bounds one task's memory); each
+    #: pair partition is split into as many buckets as it needs
     docs_per_bucket = 16_384
 
     def __init__(self, input_path: str | Sequence[str], output_path: str, *,
@@ -110,82 +110,73 @@ class FuzzyDeduplicationWorkflow(DeduplicationWorkflow):
     def identify(self, files: list[str]) -> int:
         parts = self.shuffle_partitions(files)
         buckets = self._cache(f"buckets_{parts}")
-        edges_dir = self._cache(f"edges_{parts}")
         self.run_stage(MinHashLSHStage(self.text_field, buckets, parts,
                                        char_ngrams=self.char_ngrams, num_bands=self.num_bands,
                                        minhashes_per_band=self.minhashes_per_band,
                                        seed=self.seed, method=self.minhash_method),
                        self.file_tasks(files))
-        self.run_stage(LSHBucketsStage(buckets, edges_dir), self.partition_tasks(parts))
-        edges = _read_dir(edges_dir)
-        a = edges.column("a").to_numpy() if edges is not None else np.empty(0, np.int64)
-        b = edges.column("b").to_numpy() if edges is not None else np.empty(0, np.int64)
-        if len(a):
-            pairs = np.unique(np.stack([a, b], axis=1), axis=0)
-            a, b = pairs[:, 0], pairs[:, 1]
-        del edges
-        a, b, ids = self._verified(files, parts, a, b)
-        nodes, roots = connected_components(a, b)
-        dup = nodes != roots
-        self.note_group_sizes(group_size_counts(roots[dup]))
-        table = pa.table({"id": ids.take(np.flatnonzero(dup)),
-                          "duplicate_of": ids.take(np.searchsorted(nodes, roots[dup]))})
-        write_by_file(self.by_file_dir, table.column("id"), nodes[dup] >> 32, "fuzzy")
-        self.write_duplicates(table, "fuzzy.parquet")
-        return int(dup.sum())
+        edges_dir = self._cache(f"edges_{parts}")
+        self.run_stage(LSHBucketsStage(buckets, edges_dir, parts), self.partition_tasks(parts))
+        work = self._verify(files, parts, edges_dir)
+        final = run_components(self.run_stage, self.partition_tasks, join_path(work, "cc"), parts)
+        labels = join_path(work, "labels")
+        self.run_stage(DuplicateLabelsStage(final, join_path(work, "ids"), labels,
+                                            self.by_file_dir, parts), self.partition_tasks(parts))
+        out_dir = join_path(work, "duplicates")
+        out = self.run_stage(DuplicateIdsStage(labels, join_path(work, "ids"), out_dir),
+                             self.partition_tasks(parts))
+        self._write_duplicates(out_dir)
+        return sum(int(t.metadata["duplicates"]) for t in out)
 
-    def _verified(self, files: list[str], parts: int, a: np.ndarray, b: np.ndarray,
-                  ) -> tuple[np.ndarray, np.ndarray, pa.Array]:
-        """The verified pairs ``(a, b)`` and the ids of their sorted unique nodes.
+    def _verify(self, files: list[str], parts: int, edges_dir: str) -> str:
+        """Verify the candidate pairs; returns the work directory whose ``cc/r000`` holds the
+        kept pairs (the components' first step) and ``ids`` their documents' ids.
 
-        The candidate pairs are hash-partitioned by their first document into buckets of about
-        :attr:`docs_per_bucket` documents; each bucket's pairs and documents (with shingle sets)
-        are written under the cache, and :class:`JaccardVerifyStage` verifies one bucket at a
-        time, so no process holds more than a bucket's shingle sets.
+        :class:`PairBucketsStage` drops repeated pairs per pair partition and splits each into
+        buckets of about :attr:`docs_per_bucket` documents; :class:`CandidateDocsStage` writes
+        each bucket's documents (ids and shingle sets) from each input file, and
+        :class:`JaccardVerifyStage` verifies one bucket at a time, so no process holds more
+        than a bucket's shingle sets.
         """
-        if len(a) == 0:
-            return a, b, pa.array([], pa.string())
-        ndocs = len(np.unique(np.concatenate([a, b])))
-        k = max(1, -(-ndocs // self.docs_per_bucket))
-        tag = f"{parts}_k{k}_{'j' if self.use_jaccard else 'ids'}"
-        pairs_dir, docs_dir = self._cache(f"pairs_{tag}"), self._cache(f"candidates_{tag}")
-        out_dir = self._cache(f"verified_{tag}")
-        with np.errstate(over="ignore"):
-            mixed = a.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
-        bucket = ((mixed >> np.uint64(32)) % np.uint64(k)).astype(np.int64)
-        used = np.unique(bucket)
-        for j in used.tolist():
-            path = join_path(pairs_dir, f"b{j:05d}.parquet")
-            if not done(path):
-                sel = bucket == j
-                write_parquet(pa.table({"a": a[sel], "b": b[sel]}), path)
-        # every (document, bucket) a document is needed in, grouped by input file
-        keys = np.concatenate([a, b])
-        need = np.unique(np.stack([keys, np.concatenate([bucket, bucket])], axis=1), axis=0)
-        file_of, row_of = need[:, 0] >> 32, need[:, 0] & 0xFFFFFFFF
-        tasks = []
-        for task in self.file_tasks(files):
-            sel = file_of == task.metadata["file_index"]
-            if sel.any():
-                task.metadata["rows"] = row_of[sel].tolist()
-                task.metadata["buckets"] = need[sel, 1].tolist()
-                tasks.append(task)
-        del need, file_of, row_of, keys
-        self.run_stage(CandidateDocsStage(self.text_field, self.id_field, docs_dir,
-                                          self.char_ngrams, self.use_jaccard), tasks)
-        del tasks
-        wanted = set(used.tolist())
-        verify = [t for t in self.partition_tasks(k) if t.metadata["partition_index"] in wanted]
-        self.run_stage(JaccardVerifyStage(pairs_dir, docs_dir, out_dir), verify)
-        res = _read_dir(out_dir)
-        a, b = res.column("a").to_numpy(), res.column("b").to_numpy()
-        if self.use_jaccard:
-            ok = np.nan_to_num(res.column("similarity").to_numpy(), nan=-1.0)
-            ok = ok >= self.jaccard_threshold
-            a, b = a[ok], b[ok]
-            res = res.filter(pa.array(ok))
-        nodes, first = np.unique(np.concatenate([a, b]), return_index=True)
-        ids = pa.chunked_array(res.column("id_a").chunks + res.column("id_b").chunks)
-        return a, b, ids.take(pa.array(first)).combine_chunks() if len(nodes) else pa.array(
-            [], pa.string())
+        threshold = self.jaccard_threshold if self.use_jaccard else None
+        tag = f"{parts}_d{self.docs_per_bucket}_{'j' if self.use_jaccard else 'ids'}"
+        work = self._cache(f"verify_{tag}" + (f"_t{threshold:g}" if self.use_jaccard else ""))
+        pairs_dir, need_dir = join_path(work, "pairs"), join_path(work, "need")
+        docs_dir = join_path(work, "candidates")
+        out = self.run_stage(PairBucketsStage(edges_dir, pairs_dir, need_dir,
+                                              self.docs_per_bucket),
+                             self.partition_tasks(parts))
+        self.run_stage(CandidateDocsStage(self.text_field, self.id_field, need_dir, docs_dir,
+                                          self.char_ngrams, self.use_jaccard),
+                       self.file_tasks(files))
+        verify = [Task(task_id=f"verify_{bucket_name(b)}", dataset_name=self.name, data=b,
+                       metadata={"bucket": b})
+                  for t in out for s in range(int(t.metadata["buckets"]))
+                  for b in [bucket_id(int(t.metadata["partition_index"]), s)]]
+        self.run_stage(JaccardVerifyStage(pairs_dir, docs_dir, join_path(work, "ids"),
+                                          step_dir(join_path(work, "cc"), 0), parts, threshold),
+                       verify)
+        return work
 
+    def _write_duplicates(self, out_dir: str) -> None:
+        """Copy the per-partition duplicate lists into ``duplicates/fuzzy.parquet``, one record
+        batch at a time (the driver never holds more than a batch)."""
+        schema = None
+        with atomic_write(join_path(self.duplicates_path, "fuzzy.parquet")) as out:
+            writer = None
+            for f in parquet_files(out_dir):
+                fs, path = get_fs(f)
+                with fs.open(path, "rb") as fh:
+                    part = pq.ParquetFile(fh)
+                    if not part.metadata.num_rows:
+                        continue
+                    if writer is None:
+                        schema = part.schema_arrow
+                        writer = pq.ParquetWriter(out, schema)
+                    for batch in part.iter_batches(batch_size=65_536):
+                        writer.write_batch(batch if batch.schema == schema
+                                           else batch.cast(schema))
+            if writer is None:  # no duplicates
+                writer = pq.ParquetWriter(out, pa.schema([("id", pa.string()),
+                                                          ("duplicate_of", pa.string())]))
+            writer.close()

@@ -1,6 +1,6 @@
 """Vectorised helpers over Arrow string columns: ``pyarrow.compute`` kernels, and NumPy over the
-UTF-8 bytes of a column (words exactly as ``str.split()`` finds them, character classes, substring
-counts), so no filter loops over documents in Python."""
+UTF-8 bytes of a column (words exactly as ``str.split()`` finds them, character classes), so no
+filter loops over documents in Python (the n-gram filters' compiled kernels are in ``_ngrams``)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ __all__ = ["URL_REGEX", "NEMO_URL_REGEX", "WORD_SPLIT", "CHUNK_BYTES", "chunked"
            "lengths", "regex_count", "word_lists", "word_counts", "per_doc_sum", "ratio", "le",
            "ge", "ASCII_WS", "ASCII_ALNUM", "text_bytes", "ASCII_LETTERS", "class_count",
            "segment_counts", "ws_mask", "nonblank", "Tokens", "word_stats", "fast_word_counts",
-           "spans", "count_substrings"]
+           "spans"]
 
 URL_REGEX = r"(?:https?|ftp)://[^\s/$.?#][^\s]*|www\.[^\s]+\.[^\s]+"
 NEMO_URL_REGEX = r"https?://(?:[A-Za-z0-9$\-_@.&+/:=?#~]|[!*\(\),]|(?:%[0-9A-Fa-f]{2}))+"
@@ -23,7 +23,7 @@ NEMO_URL_REGEX = r"https?://(?:[A-Za-z0-9$\-_@.&+/:=?#~]|[!*\(\),]|(?:%[0-9A-Fa-
 WORD_SPLIT = r"\s+"
 
 
-CHUNK_BYTES = 1 << 20
+CHUNK_BYTES = 1 << 18
 """Text bytes scored together by a ``chunked`` method: bounds its temporary arrays (a few bytes
 per byte of text) whatever the batch size, and keeps them nearer the CPU caches (faster than
 larger slices on the benchmark corpus)."""
@@ -320,45 +320,3 @@ def spans(starts: np.ndarray, lens: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     heads = np.r_[0, np.cumsum(lens)[:-1]].astype(np.int64)
     total = int(heads[-1] + lens[-1]) if len(lens) else 0
     return np.arange(total) + np.repeat(starts - heads, lens), heads
-
-
-def count_substrings(texts: pa.Array, patterns: pa.Array, rows: np.ndarray) -> np.ndarray:
-    """``texts[rows[i]].count(patterns[i])`` for every ``i`` (non-overlapping occurrences, as
-    ``str.count``; patterns must not be empty), from the UTF-8 bytes: candidate positions match
-    the pattern's first and last byte, then every byte is compared. Only documents where two
-    occurrences overlap (a pattern like ``"a a"`` in ``"a a a"``) are counted by ``str.count``."""
-    buf, toff = text_bytes(texts)
-    pbuf, poff = text_bytes(patterns)
-    plen = np.diff(poff)
-    if len(rows) and plen.min() < 1:
-        raise ValueError("count_substrings: patterns must not be empty")
-    out = np.zeros(len(rows), dtype=np.int64)
-    if not len(rows) or not len(buf):
-        return out
-    # candidates: the bytes equal to the first byte of their text's pattern (texts without a
-    # pattern look for a space, and their candidates are dropped)
-    which = np.full(len(toff) - 1, -1, dtype=np.int64)
-    which[rows] = np.arange(len(rows))
-    first = np.full(len(toff) - 1, 32, dtype=np.uint8)
-    first[rows] = pbuf[poff[:-1]]
-    cand = np.flatnonzero(buf == np.repeat(first, np.diff(toff)))
-    pat = which[np.searchsorted(toff, cand, side="right") - 1]
-    cand, pat = cand[pat >= 0], pat[pat >= 0]
-    end = cand + plen[pat]
-    ok = end <= toff[rows[pat] + 1]
-    cand, pat, end = cand[ok], pat[ok], end[ok]
-    ok = buf[end - 1] == pbuf[poff[pat + 1] - 1]
-    cand, pat, end = cand[ok], pat[ok], end[ok]
-    if not len(cand):
-        return out
-    lens = end - cand
-    tpos, heads = spans(cand, lens)
-    same = buf[tpos] == pbuf[tpos + np.repeat(poff[pat] - cand, lens)]
-    full = np.add.reduceat(same, heads, dtype=np.int64) == lens
-    cand, pat, lens = cand[full], pat[full], lens[full]
-    out += np.bincount(pat, minlength=len(rows))
-    overlap = (pat[1:] == pat[:-1]) & (cand[1:] - cand[:-1] < lens[1:])
-    if overlap.any():
-        for i in np.unique(pat[1:][overlap]).tolist():
-            out[i] = texts[int(rows[i])].as_py().count(patterns[i].as_py())
-    return out

@@ -1,6 +1,7 @@
 """Repetition and boilerplate filters (Gopher-style), with NeMo Curator's names and defaults.
-``score_batch`` scores a whole column with Arrow kernels and NumPy (``score_document`` is the
-per-document reference); ties are broken deterministically."""
+``score_batch`` scores a whole column with Arrow kernels and NumPy, the n-gram filters with
+compiled kernels (``_ngrams``); ``score_document`` is the per-document reference. Ties are broken
+deterministically."""
 
 from __future__ import annotations
 
@@ -167,10 +168,6 @@ class RepeatedParagraphsByCharFilter(_Repeated):
         self._min = max_repeated_paragraphs_char_ratio
 
 
-_RANK_LIMIT = 2**62
-"""Top n-grams are ranked with one int64 per n-gram while (count, characters, start) fit in it."""
-
-
 class RepeatingTopNGramsFilter(_MaxScore):
     """Removes documents where the most frequent word ``n``-gram, joined by spaces, makes up more
     than ``max_repeating_ngram_ratio`` of the characters (its occurrences in the text times its
@@ -199,104 +196,25 @@ class RepeatingTopNGramsFilter(_MaxScore):
         return _covered(text, " ".join(top))
 
     chunk_bytes: int = 1 << 17
-    """Text bytes scored together: small enough for the CPU caches (faster than larger ones)."""
+    """Text bytes scored together: the temporary arrays stay small enough to be reused by the
+    memory allocator (larger ones are fresh pages every time: page faults) and the CPU caches."""
 
     def score_batch(self, texts: pa.Array) -> np.ndarray | list:
-        """The same scores for a whole column at once: n-grams of ``chunk_bytes`` of documents
-        at a time are numbered and counted with NumPy and Arrow kernels instead of per document
-        in Python, and the chosen n-gram's occurrences are counted on the bytes."""
+        """The same scores for a whole column at once, by a compiled kernel (``_ngrams``)."""
         if not self.vectorized:
             return [self.score_document(t) for t in texts.to_pylist()]
         return self._score_chunk(texts)
 
     @v.chunked
     def _score_chunk(self, texts: pa.Array) -> np.ndarray:
-        scores = np.ones(len(texts), dtype=np.float64)  # fewer than n words
-        g = _NGrams.of(texts, self._n)
-        if g is None:
-            return scores
-        n, ids, enc = g.n, g.ids, g.enc
-        start = g.pos[g.ufirst]  # where each distinct n-gram first occurs
-        cs = np.concatenate([[0], np.cumsum(g.wlen)])
-        uchars = cs[start + n] - cs[start]
-        # distinct n-grams come grouped by document; per document: the highest count, then the
-        # most characters, then the first occurrence, as the largest of one int64 per n-gram
-        heads = np.flatnonzero(np.r_[True, g.udoc[1:] != g.udoc[:-1]])
-        chosen_doc, last = g.udoc[heads], len(ids)
-        span, most = int(cs[-1]) + 1, int(g.ucount.max()) + 1
-        if float(most) * span * (last + 1) < _RANK_LIMIT:
-            rank = (g.ucount * span + uchars) * (last + 1) + (last - start)
-            chosen_start = last - np.maximum.reduceat(rank, heads) % (last + 1)
-        else:  # too large for one int64: step by step
-            group = np.repeat(np.arange(len(heads)), np.diff(np.r_[heads, len(g.udoc)]))
-            top = np.maximum.reduceat(g.ucount, heads)[group]
-            chars = np.where(g.ucount == top, uchars, -1)
-            best = np.maximum.reduceat(chars, heads)[group]
-            chosen_start = np.minimum.reduceat(np.where(chars == best, start, last), heads)
-        # the chosen n-grams joined by spaces, counted in their documents as ``str.count`` does
-        cols = [enc.dictionary.take(pa.array(ids[chosen_start + k])) for k in range(n)]
-        ngrams = pc.binary_join_element_wise(*cols, " ") if n > 1 else cols[0]
-        found = v.count_substrings(texts, ngrams, chosen_doc)
-        ngram_chars = cs[chosen_start + n] - cs[chosen_start] + (n - 1)
-        scores[chosen_doc] = v.ratio(found * ngram_chars, v.lengths(texts)[chosen_doc], 1.0)
-        return scores
+        return _kernels().top_ngram_scores(texts, self._n)
 
 
-class _NGrams:
-    """The word n-grams of a column of texts (words split on whitespace, as ``str.split``): the
-    n-gram ``j`` starts at word ``pos[j]`` of document ``doc[j]``; ``first[j]`` is True where that
-    (document, n-gram) pair occurs for the first time. The distinct pairs, grouped by document:
-    ``udoc`` their document, ``ucount`` their count, ``ufirst`` the ``j`` of their first
-    occurrence. ``ids``/``wlen``: every word's vocabulary id (Arrow dictionary encoding ``enc``)
-    and length; ``n_words`` the words per document."""
+def _kernels():  # noqa: ANN202
+    """The compiled n-gram kernels (``_ngrams``: numba is imported on first use)."""
+    from curator_text.filters import _ngrams  # noqa: PLC0415
 
-    __slots__ = ("doc", "enc", "first", "ids", "n", "n_words", "pos", "ucount", "udoc", "ufirst",
-                 "wlen")
-
-    @classmethod
-    def of(cls, texts: pa.Array, n: int) -> _NGrams | None:
-        """The n-grams of ``texts``, or None when no document has ``n`` words."""
-        n_docs = len(texts)
-        tok = v.Tokens(texts)
-        if not len(tok.chars):
-            return None
-        doc, wlen = tok.doc, tok.chars
-        enc = pc.dictionary_encode(tok.words)
-        ids = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
-        vocab = len(enc.dictionary)
-        m = len(ids) - n + 1
-        if m <= 0:
-            return None
-        valid = doc[:m] == doc[n - 1:]  # the n-gram stays inside one document
-        pos = np.flatnonzero(valid)  # where each counted n-gram starts in ``ids``
-        if not len(pos):
-            return None
-        gdoc = doc[:m][valid]
-        if n_docs * float(vocab) ** n < 2**62:  # one int64 key per (document, n-gram)
-            key = doc[:m].copy()
-            for k in range(n):
-                key = key * vocab + ids[k:k + m]
-            key = key[valid]
-        else:  # number the n-grams step by step to keep keys small
-            gram = ids[:m]
-            for k in range(1, n):
-                _, gram = np.unique(gram * vocab + ids[k:k + m], return_inverse=True)
-                gram = gram.astype(np.int64)
-            gram = gram[valid]
-            key = gdoc * (int(gram.max()) + 1) + gram
-        # the distinct keys (sorted; grouped by document): their first occurrences and counts
-        order = np.argsort(key)
-        sk = key[order]
-        heads = np.flatnonzero(np.r_[True, sk[1:] != sk[:-1]])
-        self = cls()
-        self.ufirst = np.minimum.reduceat(order, heads)
-        self.ucount = np.diff(np.r_[heads, len(sk)])
-        self.udoc = gdoc[self.ufirst]
-        self.first = np.zeros(len(key), dtype=bool)
-        self.first[self.ufirst] = True
-        self.n, self.doc, self.pos, self.wlen, self.ids, self.enc = n, gdoc, pos, wlen, ids, enc
-        self.n_words = tok.n_words
-        return self
+    return _ngrams
 
 
 def _covered(text: str, ngram: str) -> float:
@@ -312,8 +230,6 @@ class RepeatingDuplicateNGramsFilter(_MaxScore):
     jieba/MeCab."""
 
     vectorized = True
-    chunk_bytes: int = 1 << 17
-    """Text bytes scored together: small enough for the CPU caches (faster than larger ones)."""
 
     def __init__(self, n: int = 2, max_repeating_duplicate_ngram_ratio: float = 0.2,
                  lang: str = "en") -> None:
@@ -322,35 +238,20 @@ class RepeatingDuplicateNGramsFilter(_MaxScore):
         if needs_segmenter(lang):
             self.vectorized = False
 
+    chunk_bytes: int = 1 << 17
+    """Text bytes scored together: the temporary arrays stay small enough to be reused by the
+    memory allocator (larger ones are fresh pages every time: page faults) and the CPU caches."""
+
     def score_batch(self, texts: pa.Array) -> np.ndarray | list:
-        """The same scores as ``score_document`` for a whole column, ``chunk_bytes`` of
-        documents at a time: repeats are the (document, n-gram) pairs seen before, and each
-        repeat's new characters follow from the distance to the previous repeat."""
+        """The same scores as ``score_document`` for a whole column at once, by a compiled
+        kernel (``_ngrams``)."""
         if not self.vectorized:
             return [self.score_document(t) for t in texts.to_pylist()]
         return self._score_chunk(texts)
 
     @v.chunked
     def _score_chunk(self, texts: pa.Array) -> np.ndarray:
-        n_docs, n = len(texts), self._n
-        g = _NGrams.of(texts, n)
-        if g is None:
-            return np.ones(n_docs, dtype=np.float64)
-        dup = ~g.first
-        dpos, ddoc = g.pos[dup], g.doc[dup]
-        # ``overlap`` of score_document at a repeat: n minus the distance to the previous repeat
-        # of the same document (0 when far or none)
-        gap = np.full(len(dpos), n, dtype=np.int64)
-        same = np.zeros(len(ddoc), dtype=bool)  # (no repeats at all: empty)
-        same[1:] = ddoc[1:] == ddoc[:-1]
-        gap[same] = (dpos[1:] - dpos[:-1])[same[1:]]
-        overlap = np.clip(n - gap, 0, n)
-        cs = np.concatenate([[0], np.cumsum(g.wlen)])
-        new_chars = cs[dpos + n] - cs[dpos + overlap] + np.minimum(n - overlap, n - 1)
-        dup_chars = np.bincount(ddoc, weights=new_chars, minlength=n_docs)
-        scores = v.ratio(dup_chars, v.lengths(texts), 1.0)
-        scores[g.n_words < n] = 1.0
-        return scores
+        return _kernels().duplicate_ngram_scores(texts, self._n)
 
     def score_document(self, text: str) -> float:
         words, n = split_words(text, getattr(self, "_lang", "en")), self._n
