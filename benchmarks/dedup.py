@@ -97,6 +97,9 @@ def main() -> int:
     ap.add_argument("--near", type=float, default=0.05)
     ap.add_argument("--workdir", default=None)
     ap.add_argument("--skip", default="", help="comma list of: minhash,exact,fuzzy")
+    ap.add_argument("--stage-processes", action="store_true",
+                    help="run every phase's stage in worker processes, so the workflow process "
+                         "holds only the driver: its peak RSS is the driver's")
     args = ap.parse_args()
     sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
     from curator_text.dedup.minhash import minhash_signatures
@@ -127,28 +130,50 @@ def main() -> int:
         out = os.path.join(work, f"out_{name}")
         shutil.rmtree(out, ignore_errors=True)
         with PeakRSS(include_self=False) as mem, ProcessPoolExecutor(1, mp_context=get_context("spawn")) as pool:
-            dt, dup_path, timings = pool.submit(_run, name, inp, out).result()
+            dt, dup_path, timings, driver = pool.submit(_run, name, inp, out,
+                                                        args.stage_processes).result()
         removed = pq.read_table(dup_path).column("id").to_numpy()
         planted = root if name == "fuzzy" else _exact_roots(inp, root)
         p, r, bad = score(removed, planted)
         print(f"{name}: {args.docs / dt:,.0f} docs/s ({dt:.1f}s), removed {len(removed)}, "
               f"precision {p:.4f}, recall {r:.4f}, other docs removed {bad} "
-              f"({bad / args.docs:.4%}), peak RSS {mem.peak / 2**30:.2f} GiB; "
-              f"phases {', '.join(f'{k} {v:.1f}s' for k, v in timings.items())}")
+              f"({bad / args.docs:.4%}), peak RSS {mem.peak / 2**30:.2f} GiB "
+              f"(workflow process {driver[0] / 2**20:.0f} MiB"
+              + (f", stages in worker processes; data held by the driver: peak "
+                 f"{driver[1] / 2**20:.1f} MiB of NumPy/Python + Arrow" if args.stage_processes
+                 else "") + "); "
+              f"phases {', '.join(f'{k} {v:.1f}s' for k, v in timings.items())}; load average "
+              f"{' '.join(f'{x:.1f}' for x in os.getloadavg())}")
     if not args.workdir:
         shutil.rmtree(work, ignore_errors=True)
     return 0
 
 
-def _run(name: str, inp: str, out: str) -> tuple[float, str, dict[str, float]]:
-    """Run one workflow (in a child process, so its peak memory is measured alone)."""
-    from curator.dedup import ExactDeduplicationWorkflow
+def _run(name: str, inp: str, out: str, stage_processes: bool = False,
+         ) -> tuple[float, str, dict[str, float], tuple[int, int]]:
+    """Run one workflow (in a child process, so its peak memory is measured alone); also
+    returns the peak RSS of that process alone (the driver's, with ``stage_processes``) and,
+    with ``stage_processes``, the peak of what the driver allocated (tracemalloc: Python and
+    NumPy; plus the Arrow pool's peak)."""
+    import resource
+    import tracemalloc
+
+    from curator.dedup import DeduplicationWorkflow, ExactDeduplicationWorkflow
     from curator_text.dedup import FuzzyDeduplicationWorkflow
 
     cls = ExactDeduplicationWorkflow if name == "exact" else FuzzyDeduplicationWorkflow
+    wf = cls(inp, out)
+    if stage_processes:
+        wf.run_stage = lambda stage, tasks: DeduplicationWorkflow.run_stage(
+            wf, stage.with_(worker_mode="process"), tasks)
+        tracemalloc.start()  # only the driver allocates in this process (NumPy and Python)
     t = time.perf_counter()
-    res = cls(inp, out).run()
-    return time.perf_counter() - t, res.duplicates_path, res.timings
+    res = wf.run()
+    dt = time.perf_counter() - t
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux: KiB
+    held = (tracemalloc.get_traced_memory()[1] + pa.default_memory_pool().max_memory()
+            if stage_processes else 0)
+    return dt, res.duplicates_path, res.timings, (peak, held)
 
 
 def _exact_roots(inp: str, root: np.ndarray) -> np.ndarray:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 
 import numpy as np
 import pyarrow.parquet as pq
@@ -83,6 +84,81 @@ def test_resume_skips_finished_minhash(tmp_path, corpus, monkeypatch) -> None:
                         lambda *a, **k: (_ for _ in ()).throw(AssertionError("recomputed")))
     again = set(pq.read_table(wf.run().duplicates_path).column("id").to_pylist())
     assert again == first and first <= set(ids)
+
+
+def test_each_duplicate_points_at_the_first_of_its_group_and_sizes_are_published(
+        tmp_path, corpus) -> None:
+    texts, root = corpus
+    ids = write_parts(texts, tmp_path / "in", 3)
+    result = FuzzyDeduplicationWorkflow(str(tmp_path / "in"), str(tmp_path / "out")).run()
+    written = sorted(p.name for p in (tmp_path / "out" / "duplicates").iterdir()
+                     if not p.name.startswith("."))
+    assert written == ["fuzzy.parquet"]
+    dups = pq.read_table(tmp_path / "out" / "duplicates" / "fuzzy.parquet").to_pydict()
+    first: dict[int, str] = {}
+    for i, r in enumerate(root):
+        first.setdefault(r, ids[i])
+    assert dict(zip(dups["id"], dups["duplicate_of"], strict=True)) == {
+        ids[i]: first[r] for i, r in enumerate(root) if ids[i] != first[r]}
+    assert result.group_sizes == dict(sorted(Counter(
+        n for n in Counter(root).values() if n > 1).items()))
+
+
+def test_resume_after_a_crash_in_the_components_reuses_finished_work(tmp_path, corpus,
+                                                                     monkeypatch) -> None:
+    import curator_text.dedup.components as components
+    import curator_text.dedup.stages as stages
+
+    texts, root = corpus
+    ids = write_parts(texts, tmp_path / "in", 3)
+    wf = FuzzyDeduplicationWorkflow(str(tmp_path / "in"), str(tmp_path / "out"))
+    real_large, real_small = components.large_star, components.small_star
+
+    def lost(src: str, q: int):
+        raise OSError("worker lost")
+
+    monkeypatch.setattr(components, "small_star", lost)  # the crash: in the second step
+    with pytest.raises(RuntimeError, match="SmallStar"):
+        wf.run()
+    never = lambda *a, **k: (_ for _ in ()).throw(AssertionError("recomputed"))  # noqa: E731
+    monkeypatch.setattr(stages, "minhash_signatures", never)
+    monkeypatch.setattr(stages, "jaccard", never)         # the verified pairs are reused too
+    steps: list[str] = []
+    monkeypatch.setattr(components, "small_star", real_small)
+    monkeypatch.setattr(components, "large_star",
+                        lambda src, q: (steps.append(src), real_large(src, q))[1])
+    result = wf.run()
+    assert set(pq.read_table(result.duplicates_path).column("id").to_pylist()) == \
+        expected_removed(root, ids)
+    assert not any(s.endswith("r000") for s in steps)      # the finished first step is reused
+
+
+def test_the_driver_passes_and_receives_only_small_counts(tmp_path, corpus) -> None:
+    """No phase's tasks carry documents, pairs or rows through the driver: every task going in
+    or coming back holds scalars only (the pairs and the graph stay in files on the workers)."""
+    from curator.dedup import DeduplicationWorkflow
+
+    texts, root = corpus
+    ids = write_parts(texts, tmp_path / "in", 3)
+    wf = FuzzyDeduplicationWorkflow(str(tmp_path / "in"), str(tmp_path / "out"))
+    seen: list[tuple[str, object]] = []
+
+    def run_stage(stage, tasks):
+        out = DeduplicationWorkflow.run_stage(wf, stage, tasks)
+        for t in [*tasks, *out]:
+            seen.extend((stage.name, v) for v in [t.data, *t.metadata.values()])
+        return out
+
+    wf.run_stage = run_stage
+    result = wf.run()
+    assert set(pq.read_table(result.duplicates_path).column("id").to_pylist()) == \
+        expected_removed(root, ids)
+    assert {name for name, _ in seen} >= {"JaccardVerify", "LargeStar", "SmallStar",
+                                          "DuplicateIds"}
+    bulky = [(name, type(v).__name__) for name, v in seen
+             if not isinstance(v, (int, float, str, type(None)))
+             and not (isinstance(v, list) and len(v) == 1 and isinstance(v[0], str))]
+    assert bulky == []
 
 
 def test_short_documents_are_never_grouped(tmp_path) -> None:

@@ -25,6 +25,7 @@ reads each partition's counts (a few numbers) to decide when to stop.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -38,6 +39,8 @@ from curator.tasks import Task
 
 __all__ = ["connected_components", "jaccard", "hash_partition", "scatter_edges", "read_edges",
            "unique_pairs", "step_dir", "StarStepStage", "run_components"]
+
+log = logging.getLogger(__name__)
 
 
 def connected_components(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -214,6 +217,8 @@ def run_components(run_stage: Callable[[ProcessingStage, list[Task]], Sequence[T
         step += 1
         quiet = quiet + 1 if changed == 0 else 0
         if quiet >= 2 or edges == 0:
+            log.info("connected components: %d star steps over %d partitions, %d edges left",
+                     step, num_partitions, edges)
             return step_dir(work_dir, step)
         if step >= max_steps:
             raise RuntimeError(f"run_components: no convergence after {max_steps} steps in "
