@@ -7,6 +7,8 @@ driver's own memory growth per task (this process only: what the driver holds pe
     uv run python benchmarks/executors.py --tasks 3000 --noop-only --workers 2 --collect both
     # driver cost as the task count grows 10x (marginal ms and KB per task between the sizes):
     uv run python benchmarks/executors.py --scale 10000,100000 --workers 2 --collect off
+    # streaming: time to the first output of a 3-group pipeline (Hash, Hash, Stamp; unfused):
+    uv run python benchmarks/executors.py --first-output --executors ray_data,ray_actor_pool
 
 Ray runs share one local cluster (RayClient, all cores) started before the first Ray run. With a
 CUDA GPU, ``--gpu-demo`` also shows ``Resources(gpus=0.25)`` packing four actors on one GPU.
@@ -51,6 +53,35 @@ class Noop(ProcessingStage):
 
     def process(self, task: Task) -> Task:
         return task.derive(list(task.data))
+
+
+@dataclass
+class Stamp(ProcessingStage):
+    """The last stage of the streaming benchmark: notes when each output was made."""
+
+    name: str = "Stamp"
+
+    def process(self, task: Task) -> Task:
+        return task.derive({"t": time.time()})
+
+
+def first_output(kinds: list[str], n: int, items: int, rounds: int) -> None:
+    """Hash -> Hash -> Stamp, one group each (``fuse_stages=False``): wall time and the time
+    until the first output was made (a streaming executor makes it long before the end)."""
+    from curator.executors.ray_actor_pool import RayActorPoolExecutor
+    from curator.executors.ray_data import RayDataExecutor
+
+    classes = {"ray_data": RayDataExecutor, "ray_actor_pool": RayActorPoolExecutor}
+    print(f"{'executor':<16}{'tasks':>7}{'wall s':>9}{'first output s':>16}{'first/wall':>12}")
+    for kind in kinds:
+        stages = [Hash(rounds=rounds), Hash(rounds=rounds, name="Hash2"), Stamp()]
+        start = time.time()
+        result = Pipeline("stream", stages=stages).run(
+            classes[kind](fuse_stages=False), initial_tasks=tasks(n, items), summary=False)
+        wall = time.time() - start
+        assert result.ok and len(result) == n
+        first = min(t.data["t"] for t in result) - start
+        print(f"{kind:<16}{n:>7}{wall:>9.2f}{first:>16.2f}{first / wall:>12.2f}", flush=True)
 
 
 class DriverRSS(PeakRSS):
@@ -147,6 +178,8 @@ def main() -> None:
     ap.add_argument("--scale", default="",
                     help="two task counts, e.g. 10000,100000: the Noop stage at both, and the "
                          "marginal driver time and memory per task between them")
+    ap.add_argument("--first-output", action="store_true",
+                    help="streaming: time to the first output of a 3-group pipeline (Ray)")
     args = ap.parse_args()
     os.environ.setdefault("CURATOR_SUMMARY", "0")
     kinds = args.executors.split(",")
@@ -157,11 +190,16 @@ def main() -> None:
         t0 = time.perf_counter()
         client = RayClient(num_cpus=os.cpu_count(), object_store_memory=300 * 2**20).start()
         print(f"ray cluster started in {time.perf_counter() - t0:.1f}s")
-    print(f"{'executor':<16}{'stage':<6}{'collect':>8}{'workers':>8}{'wall s':>9}{'ms/task':>9}"
-          f"{'items/s':>10}{'peak RSS MB':>13}{'driver KB/task':>16}")
+    if not args.first_output:
+        print(f"{'executor':<16}{'stage':<6}{'collect':>8}{'workers':>8}{'wall s':>9}{'ms/task':>9}"
+              f"{'items/s':>10}{'peak RSS MB':>13}{'driver KB/task':>16}")
     stages = [(Noop(), 1)] + ([] if args.noop_only else [(Hash(rounds=args.rounds), args.items)])
     collects = {"on": [True], "off": [False], "both": [True, False]}[args.collect]
     try:
+        if args.first_output:
+            first_output([k for k in kinds if k.startswith("ray")], args.tasks, args.items,
+                         args.rounds)
+            return
         if args.scale:
             scale(kinds, int(args.workers.split(",")[-1]), *map(int, args.scale.split(",")),
                   collect=args.collect == "on")

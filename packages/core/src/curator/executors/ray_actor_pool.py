@@ -1,4 +1,5 @@
-"""RayActorPoolExecutor: batch mode on Ray actor pools (one stage over all tasks, then the next)."""
+"""RayActorPoolExecutor: one Ray actor pool per stage group, outputs passed pool to pool by
+reference (streaming, or one group after the other)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import queue
 import threading
 import time
 from collections import deque
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import cloudpickle
@@ -49,8 +50,14 @@ class _GroupActor:
     def ready(self) -> bool:
         return True
 
-    def call(self, tasks: list[Task], max_retries: int, n_stages: int,
-             collect: bool = True) -> tuple[list[OutcomeReport], list[Task]]:
+    def call(self, max_retries: int, n_stages: int, collect: bool, pick: int | None,
+             *parts: list[Task]) -> tuple[list[OutcomeReport], list[Task]]:
+        """Run the group over the tasks of ``parts`` (lists of tasks: Ray resolves the output
+        refs of upstream calls here, on the worker), or only the ``pick``-th of them. Two
+        returns: the reports (for the driver) and the tasks passed on (for the next group)."""
+        tasks = [t for part in parts for t in part]
+        if pick is not None:
+            tasks = [tasks[pick]]
         reports, out = chain_reports(self.group, tasks, max_retries, self.name, n_stages)
         if not collect:  # the run's outputs go back as counts and paths only
             reports = [replace(r, call=replace(r.call, outputs=[OutputCollector.stub(t)
@@ -61,6 +68,31 @@ class _GroupActor:
     def teardown(self) -> None:
         for stage in self.group.stages:
             release_stage(stage)
+
+
+@dataclass
+class _Batch:
+    """The input of one actor call: ``parts`` are lists of tasks (the first group's) or object
+    refs to them (outputs of upstream calls, kept here until the call succeeded, so a retry
+    still has its inputs); ``count`` tasks in all, or only the ``pick``-th."""
+
+    parts: list[Any]
+    count: int
+    pick: int | None = None
+
+    def one(self, k: int) -> _Batch:
+        """The batch of its ``k``-th task alone (for the split-and-retry policy)."""
+        if all(isinstance(p, list) for p in self.parts):
+            return _Batch([[[t for p in self.parts for t in p][k]]], 1)
+        return _Batch(self.parts, 1, k)
+
+    def task(self) -> Task:
+        """The (first) task itself, fetched to the driver: only for a task that failed for
+        good (it is kept whole in the rejected sink)."""
+        import ray  # noqa: PLC0415
+
+        tasks = [t for p in self.parts for t in (p if isinstance(p, list) else ray.get(p))]
+        return tasks[self.pick or 0]
 
 
 class _ActorDied(Exception):
@@ -96,57 +128,59 @@ class _Actor:
             raise StageSetupError(f"{self.group_name}.setup() failed in actor {self.name}: "
                                   f"{exc}") from exc
 
-    def submit(self, tasks: list[Task], max_retries: int, n_stages: int,
-               collect: bool = True) -> Any:
-        """Start a call on the actor without waiting (see :meth:`wait`)."""
-        return self.handle.call.remote(tasks, max_retries, n_stages, collect)
+    def submit(self, batch: _Batch, max_retries: int, n_stages: int,
+               collect: bool = True) -> list[Any]:
+        """Start a call on the actor without waiting: ``[reports ref, passed-on tasks ref]``
+        (see :meth:`wait`)."""
+        return self.handle.call.options(num_returns=2).remote(
+            max_retries, n_stages, collect, batch.pick, *batch.parts)
 
-    def wait(self, ref: Any) -> tuple[list[OutcomeReport], list[Task]]:
-        """The result of a submitted call; raises ``_ActorDied`` (after replacing the actor)
-        when the worker process died."""
+    def wait(self, refs: list[Any]) -> tuple[list[OutcomeReport], Any]:
+        """The reports of a submitted call and the ref of the tasks it passes on (they stay in
+        the object store); raises ``_ActorDied`` (after replacing the actor) when the worker
+        process died."""
         import ray  # noqa: PLC0415
 
         try:
-            return ray.get(ref)
+            return ray.get(refs[0]), refs[1]
         except ray.exceptions.RayActorError as exc:  # the worker process died: replace it
             self._start()
             raise _ActorDied(f"actor {self.name} of {self.group_name} died: {exc}") from exc
 
-    def call(self, tasks: list[Task], max_retries: int, n_stages: int,
-             collect: bool = True) -> tuple[list[OutcomeReport], list[Task]]:
-        return self.wait(self.submit(tasks, max_retries, n_stages, collect))
-
-    def run(self, group: StageGroup, batch: list[Task], max_retries: int, n_stages: int,
+    def run(self, group: StageGroup, batch: _Batch, max_retries: int, n_stages: int,
             collect: bool = True, died: _ActorDied | None = None,
-            ) -> tuple[list[OutcomeReport], list[Task]]:
+            ) -> list[tuple[list[OutcomeReport], Any]]:
         """Call with the retry policy for dying workers: a batch whose worker died is split
         and each task retried ``max_retries`` times, then rejected by the group's first stage.
         Restarts and those retries are counted on the group's first stage. ``died``: the
-        batch already killed the actor once (a pipelined call)."""
+        batch already killed the actor once (a pipelined call). Returns ``(reports, ref of
+        the passed-on tasks or None)`` per call that succeeded or failed for good."""
         deaths = 0
         while True:
             try:
                 if died is not None:
                     exc, died = died, None
                     raise exc
-                reports, out = self.call(batch, max_retries, n_stages, collect)
+                reports, out = self.wait(self.submit(batch, max_retries, n_stages, collect))
                 break
             except _ActorDied as exc:
                 deaths += 1
-                if len(batch) > 1:  # find the task that kills its worker
-                    parts = [self.run(group, [t], max_retries, n_stages, collect) for t in batch]
-                    reports = [r for rs, _ in parts for r in rs]
-                    reports[0].restarts += deaths
-                    return reports, [t for _, ts in parts for t in ts]
+                if batch.count > 1:  # find the task that kills its worker
+                    parts = [r for k in range(batch.count)
+                             for r in self.run(group, batch.one(k), max_retries, n_stages,
+                                               collect)]
+                    parts[0][0][0].restarts += deaths
+                    return parts
                 if deaths > max_retries:
-                    failed = BatchOutcome(batch, StageCall([], [], 0.0, batch[0].num_items, 0),
+                    task = batch.task()
+                    failed = BatchOutcome([task], StageCall([], [], 0.0, task.num_items, 0),
                                           retries=deaths - 1, restarts=deaths,
-                                          failed=failed_task_record(group.stages[0], batch[0],
+                                          failed=failed_task_record(group.stages[0], task,
                                                                     str(exc)))
-                    return [outcome_report(group.first, failed, keep_outputs=False)], []
+                    return [([outcome_report(group.first, failed, keep_outputs=False)], None)]
         reports[0].restarts += deaths
         reports[0].retries += deaths
-        return reports, out
+        return [(reports, out)]
 
     def close(self) -> None:
         import ray  # noqa: PLC0415
@@ -182,22 +216,89 @@ class GrowthController:
                 and (not self.gpus or free.get("GPU", 0.0) + 1e-9 >= self.gpus))
 
 
+class _Pool:
+    """One group's actor pool on the driver: its queue of batches, fed as upstream calls land
+    (refs gathered until a batch holds ``batch_size`` tasks), its worker threads (one per
+    actor) and its growth controller."""
+
+    def __init__(self, index: int, group: StageGroup, workers: int, opts: dict[str, Any],
+                 nodes: list[dict[str, Any]], ignore_head: bool) -> None:
+        import ray  # noqa: PLC0415
+
+        self.index, self.group, self.workers = index, group, workers
+        self.opts, self.ignore_head = opts, ignore_head
+        self.frac = float(opts.get("num_gpus", 0.0))
+        self.remote_cls = ray.remote(**opts)(_GroupActor)
+        self.slots = node_slots(nodes, opts["num_cpus"], self.frac)
+        self.work: queue.Queue[_Batch] = queue.Queue()
+        self.gathered: list[Any] = []
+        self.gathered_n = 0
+        self.upstream_done = threading.Event()
+        self.threads: list[threading.Thread] = []
+        self.started = self.done = False
+        self.next: _Pool | None = None
+
+    def placed(self, w: int) -> Any:
+        """The actor class for worker ``w``, pinned to its node (softly, so a busy node passes
+        its actor on; with ``ignore_head_node`` firmly, so none lands on the head)."""
+        from ray.util.scheduling_strategies import (  # noqa: PLC0415
+            NodeAffinitySchedulingStrategy,
+        )
+
+        return self.remote_cls.options(scheduling_strategy=NodeAffinitySchedulingStrategy(
+            self.slots[w % len(self.slots)], soft=not self.ignore_head))
+
+    def feed(self, part: Any, count: int) -> None:
+        """Queue ``count`` tasks (a list, or the ref of an upstream call's outputs)."""
+        self.gathered.append(part)
+        self.gathered_n += count
+        if self.gathered_n >= self.group.batch_size:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.gathered:
+            self.work.put(_Batch(self.gathered, self.gathered_n))
+            self.gathered, self.gathered_n = [], 0
+
+    def backlogged(self, depth: int) -> bool:
+        """Whether the next pool, running, already has ``2 * depth`` batches per actor
+        waiting: then this one takes no new batch (outputs do not pile up in the object
+        store while a slow downstream group catches up)."""
+        nxt = self.next
+        return (nxt is not None and nxt.started and not nxt.done
+                and nxt.work.qsize() >= 2 * depth * max(len(nxt.threads), 1))
+
+    def closed(self) -> bool:
+        """No batch will come any more."""
+        return self.upstream_done.is_set() and self.work.empty()
+
+    def alive(self) -> bool:
+        return any(t.is_alive() for t in self.threads)
+
+
 class RayActorPoolExecutor(RayExecutorBase):
-    """Runs one group of stages at a time over all tasks on a pool of Ray actors, then the next.
+    """Streams tasks through one pool of Ray actors per group of stages, all pools at once.
 
     The source stage runs on the driver (as for :class:`RayDataExecutor`); consecutive stages
     asking for the same ``Resources`` are fused into one group (``fuse_stages=False``: one stage
     per group). Each actor holds a copy of its group and calls every member's ``setup()`` once.
+    A call returns its reports (statistics, rejected records, checkpoint: booked on the driver
+    as they land) apart from the tasks it passes on: those stay in Ray's object store and the
+    next group's actors receive them by reference, so the driver never holds intermediate
+    tasks, and a downstream batch starts as soon as enough upstream outputs are ready (the
+    first output appears early, as on Ray Data). When the pools of all groups cannot be alive
+    at once (their GPU shares do not fit the cluster, or ``streaming=False``) the groups run
+    one after the other, still passing outputs by reference.
     ``Resources`` become the actors' ``num_cpus`` / ``num_gpus`` (``gpu_memory_gb`` as a
-    fraction of the node's GPU). A task that raises is retried ``max_retries`` times, then
-    written to the rejected sink; an actor whose process dies is replaced and its batch retried
-    (a restart, and a task that kills every attempt, are counted on the group's first stage).
-    Simple and robust, but all of a group's outputs are held before the next group starts:
-    prefer :class:`RayDataExecutor` when intermediate data is large.
+    fraction of the node's GPU); streaming pools share the cluster's CPUs like Ray Data's
+    (CPU shares scaled down to fit together). A task that raises is retried ``max_retries``
+    times, then written to the rejected sink; an actor whose process dies is replaced and its
+    batch retried task by task (a restart, and a task that kills every attempt, are counted on
+    the group's first stage).
 
     Config keys:
         num_workers: actors per group: int, or ``{stage_name: int}`` (a group takes the largest
-            of its members; default: from resources).
+            of its members; default: from resources, the CPUs shared between the CPU groups).
         fuse_stages: fuse consecutive stages with equal resources (default ``True``).
         max_retries: overrides the run's retry count.
         address, num_cpus, num_gpus, object_store_memory, ray_timeout_s: the Ray cluster (as
@@ -205,6 +306,8 @@ class RayActorPoolExecutor(RayExecutorBase):
         setup_timeout_s: how long an actor may take to start and run ``setup()`` (default 600).
         batches_in_flight: batches queued on each actor at once (default 2), so an actor never
             waits for the driver between batches.
+        streaming: run all groups' pools at once (default ``True``); ``False``: one group
+            after the other (each pool then may take the whole cluster).
         collect_outputs: bring the output tasks back to the driver (default ``True``); with
             ``False`` actors send only their count and paths (``result.num_outputs``,
             ``result.output_paths``) and the result list stays empty.
@@ -221,12 +324,52 @@ class RayActorPoolExecutor(RayExecutorBase):
     name = "ray_actor_pool"
     config_keys = RayExecutorBase.config_keys | {"setup_timeout_s", "ignore_head_node",
                                                  "batches_in_flight", "max_workers",
-                                                 "scale_interval_s"}
+                                                 "scale_interval_s", "streaming"}
 
     def max_workers(self, group: StageGroup) -> int:
         """The most actors ``group``'s pool may grow to (``max_workers`` config), 0 for none."""
         return max((int(stage_override(self.config, "max_workers", s) or 0)
                     for s in group.stages), default=0)
+
+    def plan(self, groups: list[StageGroup], n_tasks: int, cpus: float, gpus: float
+             ) -> tuple[bool, list[tuple[int, dict[str, Any]]]]:
+        """Whether the groups stream (all pools at once), and each pool's size and actor
+        options (``num_cpus``, ``num_gpus``). Streaming pools share the CPUs between the CPU
+        groups and the GPUs between the GPU groups, and their CPU shares are scaled down so
+        that together they fit ``cpus``; when the GPU groups cannot all hold an actor at once,
+        or with ``streaming=False``, each group in turn gets the whole cluster."""
+        gpu_mem = (node_gpu_memory_gb(self.config.get("gpu_memory_gb_per_gpu"))
+                   if any(g.resources.gpu_memory_gb for g in groups) else None)
+        fracs = [g.resources.gpu_fraction(gpu_mem) or 0.0 for g in groups]
+        cpu_groups = sum(1 for f in fracs if not f) or 1
+        gpu_groups = sum(1 for f in fracs if f) or 1
+        stream = bool(self.config.get("streaming", True)) and len(groups) > 1
+        sizes = []
+        for g, frac in zip(groups, fracs, strict=True):
+            n = g.num_workers(self.workers_override)
+            if not n and stream and frac:
+                n = int(gpus / gpu_groups / frac + 1e-9)
+                stream = n >= 1
+            elif not n and stream:
+                n = max(1, int(cpus / cpu_groups / max(g.resources.cpus, 1e-3)))
+            n = n or plan_workers(g.stages[0], cpus, int(gpus))
+            sizes.append(max(1, min(n, -(-n_tasks // max(g.batch_size, 1)))))
+        if stream and sum(n * f for n, f in zip(sizes, fracs, strict=True)) > gpus + 1e-9:
+            stream = False
+        if not stream and len(groups) > 1:  # each pool alone on the cluster
+            return False, [p for g in groups
+                           for p in self.plan([g], n_tasks, cpus, gpus)[1]]
+        want = sum(min(g.resources.cpus, cpus) * n for g, n in zip(groups, sizes, strict=True))
+        scale = min(1.0, cpus / want) if want else 1.0
+        plans = []
+        for g, n, frac in zip(groups, sizes, fracs, strict=True):
+            opts: dict[str, Any] = {"num_cpus": max(int(min(g.resources.cpus, cpus) * scale
+                                                        * 1000) / 1000, 0.001),
+                                    "max_restarts": 0}
+            if frac:
+                opts["num_gpus"] = frac
+            plans.append((n, opts))
+        return stream, plans
 
     def _run(self, stages: list[ProcessingStage], initial: list[Task], ctx: RunContext,
              stats: RunStats, cluster: dict[str, float]) -> OutputCollector:
@@ -234,102 +377,97 @@ class RayActorPoolExecutor(RayExecutorBase):
         names = [s.name for s in stages]
         tasks, first = start_tasks(stages, initial, ctx, stats, tracker)
         outputs = OutputCollector(bool(self.config.get("collect_outputs", True)))
-        for group in self.groups(stages[first:], first):
-            if not tasks:
-                break
-            for stage in group.stages:
-                stage.setup_on_node({"node": "ray"}, {})
-            nxt: list[Task] = []
-
-            def handle(reports: list[OutcomeReport], out: list[Task],
-                       nxt: list[Task] = nxt) -> None:
-                """Bookkeeping as each batch lands (so the checkpoint advances during the
-                last group, not only at its end)."""
-                for rep in reports:
-                    nxt.extend(apply_report(rep, names, ctx, stats, tracker))
-                nxt.extend(out)
-
-            self._run_group(group, tasks, ctx, cluster, stats, len(stages), handle)
-            tasks = nxt
-        outputs.add(tasks)
-        return outputs
-
-    def _run_group(self, group: StageGroup, tasks: list[Task], ctx: RunContext,
-                   cluster: dict[str, float], stats: RunStats, n_stages: int,
-                   handle: Any) -> None:
-        """Run ``group`` over ``tasks`` on an actor pool; ``handle(reports, outputs)`` is
-        called (one at a time) as each batch finishes."""
-        import ray  # noqa: PLC0415
-
+        groups = self.groups(stages[first:], first)
+        if not tasks or not groups:
+            outputs.add(tasks if not groups else [])
+            return outputs
         cpus = float(cluster.get("CPU", 1.0))
         gpus = float(cluster.get("GPU", 0.0))
         ignore_head = bool(self.config.get("ignore_head_node", False))
         nodes = alive_nodes(ignore_head)
-        if ignore_head:  # size the pool for the nodes it may use
+        if ignore_head:  # size the pools for the nodes they may use
             cpus = sum(float(nd["Resources"].get("CPU", 0.0)) for nd in nodes) or 1.0
             gpus = sum(float(nd["Resources"].get("GPU", 0.0)) for nd in nodes)
-        res = group.resources
-        n = group.num_workers(self.workers_override)
-        n = n or plan_workers(group.stages[0], cpus, int(gpus))
-        size = group.batch_size
-        batches = [tasks[k:k + size] for k in range(0, len(tasks), size)]
-        n = max(1, min(n, len(batches)))
-        for i in group.indices:
-            stats.stages[i].workers = n
-        opts: dict[str, Any] = {"num_cpus": min(res.cpus, cpus), "max_restarts": 0}
-        frac = res.gpu_fraction(node_gpu_memory_gb(self.config.get("gpu_memory_gb_per_gpu"))
-                                if res.gpu_memory_gb else None)
-        if frac:
-            opts["num_gpus"] = frac
-        remote_cls = ray.remote(**opts)(_GroupActor)
-        # actors spread over every node with room for them (pinned softly, so a busy node
-        # passes its actor on; with ignore_head_node firmly, so none lands on the head)
-        slots = node_slots(nodes, opts["num_cpus"], frac)
-
-        def placed(w: int) -> Any:
-            from ray.util.scheduling_strategies import (  # noqa: PLC0415
-                NodeAffinitySchedulingStrategy,
-            )
-
-            return remote_cls.options(scheduling_strategy=NodeAffinitySchedulingStrategy(
-                slots[w % len(slots)], soft=not ignore_head))
-        timeout = float(self.config.get("setup_timeout_s", 600.0))
-        work: queue.Queue = queue.Queue()
-        for b in batches:
-            work.put(b)
-        errors: list[BaseException] = []
+        stream, plans = self.plan(groups, len(tasks), cpus, gpus)
+        pools = [_Pool(k, g, n, opts, nodes, ignore_head)
+                 for k, (g, (n, opts)) in enumerate(zip(groups, plans, strict=True))]
+        for pool, nxt in zip(pools, pools[1:], strict=False):
+            pool.next = nxt
+        for pool in pools:
+            for i, stage in zip(pool.group.indices, pool.group.stages, strict=True):
+                stats.stages[i].workers = pool.workers
+                stage.setup_on_node({"node": "ray"}, {})
+        size = pools[0].group.batch_size
+        for k in range(0, len(tasks), size):
+            pools[0].feed(tasks[k:k + size], len(tasks[k:k + size]))
+        pools[0].flush()
+        pools[0].upstream_done.set()
+        del tasks  # the driver keeps the first group's batches only until they ran
         lock = threading.Lock()
+        errors: list[BaseException] = []
 
+        def landed(pool: _Pool, reports: list[OutcomeReport], out: Any) -> None:
+            """Bookkeeping as each call lands (so the checkpoint advances during the run), then
+            its passed-on tasks (by reference) to the next group's queue."""
+            with lock:
+                for rep in reports:
+                    outputs.add(apply_report(rep, names, ctx, stats, tracker))
+                passed = sum(len(r.produced) for r in reports
+                             if r.index == pool.group.indices[-1])
+                if out is not None and passed and pool.index + 1 < len(pools):
+                    pools[pool.index + 1].feed(out, passed)
+
+        self._stream(pools, stream, ctx.max_retries, len(stages), stats, landed, errors)
+        if errors:
+            raise errors[0]
+        return outputs
+
+    def _stream(self, pools: list[_Pool], stream: bool, max_retries: int, n_stages: int,
+                stats: RunStats, landed: Any, errors: list[BaseException]) -> None:
+        """Run the pools (all at once with ``stream``, else one after the other) until every
+        batch landed; a pool's upstream is done when the previous pool's threads all ended."""
+        import ray  # noqa: PLC0415
+
+        timeout = float(self.config.get("setup_timeout_s", 600.0))
         depth = max(1, int(self.config.get("batches_in_flight", 2)))
-        collect = bool(self.config.get("collect_outputs", True))
-        args = (ctx.max_retries, n_stages, collect)
+        args = (max_retries, n_stages, bool(self.config.get("collect_outputs", True)))
 
-        def worker(w: int) -> None:
+        def worker(pool: _Pool, w: int) -> None:
             """Keeps ``depth`` batches queued on its actor, so the actor never waits for the
             driver; calls run in order, so the oldest is the one a dead actor was running."""
             actor = None
-            pending: deque[tuple[list[Task], Any]] = deque()
+            pending: deque[tuple[_Batch, list[Any]]] = deque()
+            group = pool.group
             try:
-                actor = _Actor(placed(w), group, f"{group.name}-{w}", timeout)
+                actor = _Actor(pool.placed(w), group, f"{group.name}-{w}", timeout)
                 while not errors:
-                    while len(pending) < depth:
+                    while len(pending) < depth and not pool.backlogged(depth):
                         try:
-                            batch = work.get_nowait()
+                            batch = pool.work.get_nowait() if pending else pool.work.get(
+                                timeout=0.05)
                         except queue.Empty:
                             break
                         pending.append((batch, actor.submit(batch, *args)))
                     if not pending:
-                        break
-                    batch, ref = pending.popleft()
+                        if pool.closed():
+                            break
+                        if pool.backlogged(depth):
+                            time.sleep(0.05)
+                        continue
+                    batch, refs = pending[0]
+                    if len(pending) < depth and not pool.closed():  # take more work meanwhile
+                        if not ray.wait([refs[0]], timeout=0.05)[0]:
+                            continue
+                    pending.popleft()
                     try:
-                        reports, out = actor.wait(ref)
+                        done = [actor.wait(refs)]
                     except _ActorDied as died:  # the calls queued behind it died with it
                         rest = [b for b, _ in pending]
                         pending.clear()
-                        reports, out = actor.run(group, batch, *args, died=died)
+                        done = actor.run(group, batch, *args, died=died)
                         pending.extend((b, actor.submit(b, *args)) for b in rest)
-                    with lock:
-                        handle(reports, out)
+                    for reports, out in done:
+                        landed(pool, reports, out)
             except BaseException as exc:  # noqa: BLE001 - re-raised in the driver thread
                 errors.append(exc)
             finally:
@@ -339,26 +477,44 @@ class RayActorPoolExecutor(RayExecutorBase):
                     except Exception as exc:  # noqa: BLE001
                         errors.append(exc)
 
-        threads: list[threading.Thread] = []
-
-        def start_worker() -> None:
-            t = threading.Thread(target=worker, args=(len(threads),), daemon=True,
-                                 name=f"curator-{group.name}-{len(threads)}")
-            threads.append(t)
+        def start_worker(pool: _Pool) -> None:
+            t = threading.Thread(target=worker, args=(pool, len(pool.threads)), daemon=True,
+                                 name=f"curator-{pool.group.name}-{len(pool.threads)}")
+            pool.threads.append(t)
             t.start()
 
-        for _ in range(n):
-            start_worker()
-        grow = GrowthController(self.max_workers(group), opts["num_cpus"], frac or 0.0,
-                                float(self.config.get("scale_interval_s", 2.0)))
-        while any(t.is_alive() for t in threads):
-            threads[-1].join(0.2)
-            if grow.wants_another(len(threads), work.qsize(), depth, errors):
-                slots[:] = node_slots(alive_nodes(ignore_head), opts["num_cpus"], frac or 0.0)
-                start_worker()
-                for i in group.indices:
-                    stats.stages[i].workers = len(threads)
-        for t in threads:
-            t.join()
-        if errors:
-            raise errors[0]
+        def start(pool: _Pool) -> None:
+            pool.started = True
+            for _ in range(pool.workers):
+                start_worker(pool)
+
+        for pool in pools if stream else pools[:1]:
+            start(pool)
+        grows = [GrowthController(self.max_workers(p.group), p.opts["num_cpus"], p.frac,
+                                  float(self.config.get("scale_interval_s", 2.0)))
+                 for p in pools]
+        while not all(p.done for p in pools):
+            if errors and not any(p.alive() for p in pools):
+                return
+            time.sleep(0.05)
+            for k, pool in enumerate(pools):
+                if not pool.started or pool.done:
+                    continue
+                if pool.upstream_done.is_set() and not pool.alive():
+                    pool.done = True
+                    if k + 1 < len(pools):  # the rest of its outputs, then no more
+                        nxt = pools[k + 1]
+                        nxt.flush()
+                        nxt.upstream_done.set()
+                        if not nxt.started and not errors:
+                            if nxt.work.empty():  # nothing reached it: no actors to start
+                                nxt.started = True
+                            else:
+                                start(nxt)
+                    continue
+                if grows[k].wants_another(len(pool.threads), pool.work.qsize(), depth, errors):
+                    pool.slots[:] = node_slots(alive_nodes(pool.ignore_head),
+                                               pool.opts["num_cpus"], pool.frac)
+                    start_worker(pool)
+                    for i in pool.group.indices:
+                        stats.stages[i].workers = len(pool.threads)
