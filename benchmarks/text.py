@@ -76,6 +76,14 @@ def generate(raw_dir: str, docs: int, files: int, seed: int = 1234) -> None:
                                      "url": f"https://site{i % 97}.org/{f}/{i}"}) + "\n")
 
 
+def _generate_corpus(corpus: str, raw_dir: str, docs: int, files: int) -> None:
+    """Write the corpus (run in a child process; returns nothing, so nothing comes back)."""
+    if corpus == "simple":
+        generate(raw_dir, docs, files)
+    else:
+        generate_realistic(raw_dir, docs, files)
+
+
 def build(raw_dir: str, out_dir: str, filters: bool, blocksize: str | None, workers: int = 1):
     from curator import Pipeline
     from curator_text import (
@@ -151,10 +159,12 @@ def main() -> int:
     raw = os.path.join(args.workdir, f"raw_{args.corpus}_{args.docs}_{args.files}")
     if not os.path.isdir(raw):
         print(f"generating {args.docs} docs in {raw} …", flush=True)
-        if args.corpus == "simple":
-            generate(raw, args.docs, args.files)
-        else:
-            generate_realistic(raw, args.docs, args.files)
+        # in a child process: the generator's memory must not count in the peaks measured here
+        from concurrent.futures import ProcessPoolExecutor  # noqa: PLC0415
+        from multiprocessing import get_context  # noqa: PLC0415
+
+        with ProcessPoolExecutor(1, mp_context=get_context("spawn")) as pool:
+            pool.submit(_generate_corpus, args.corpus, raw, args.docs, args.files).result()
     if args.per_filter:
         per_filter(raw, args.per_filter)
         return 0
