@@ -100,7 +100,7 @@ class Gate(ProcessingStage):
 
     marker: str = ""
     last: str = "part005"
-    wait_s: float = 20.0
+    wait_s: float = 60.0  # a generous bound: actor start-up on a loaded CI machine
     name: str = "Gate"
     resources: Resources = field(default_factory=lambda: Resources(cpus=0.5))
 
