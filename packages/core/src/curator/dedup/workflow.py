@@ -196,6 +196,8 @@ class DeduplicationWorkflow:
     duplicates_glob = "*.parquet"
     #: input bytes per shuffle partition when ``num_partitions`` is not given
     bytes_per_partition = 256 * 2**20
+    #: hash partitions of a shuffle (workflows that shuffle take it as a parameter)
+    num_partitions: int | None = None
     #: whether :meth:`identify` writes the per-file index (:func:`write_by_file`) that lets
     #: each removal worker load only its own file's duplicate ids
     writes_by_file = False
@@ -222,6 +224,7 @@ class DeduplicationWorkflow:
         self._rejected: dict[str, int] = {}
         self._timings: dict[str, float] = {}
         self._group_sizes: dict[int, int] = {}
+        self._input_bytes = 0  # the input's size, noted by :meth:`fingerprint`
 
     # -- helpers --------------------------------------------------------------------------------
     @property
@@ -275,10 +278,9 @@ class DeduplicationWorkflow:
         """Hash partitions of a shuffle: ``num_partitions`` when given, else one per input file
         (at most 64) or one per :attr:`bytes_per_partition` of input, whichever is more, so a
         reducer's share stays bounded as the data grows."""
-        given = getattr(self, "num_partitions", None)
-        if given:
-            return int(given)
-        by_size = -(-int(getattr(self, "_input_bytes", 0)) // self.bytes_per_partition)
+        if self.num_partitions:
+            return int(self.num_partitions)
+        by_size = -(-self._input_bytes // self.bytes_per_partition)
         return max(1, min(64, len(files)), by_size)
 
     def write_duplicates(self, table: pa.Table, name: str) -> None:
@@ -300,7 +302,7 @@ class DeduplicationWorkflow:
 
     def identify(self, files: list[str]) -> int:
         """Write the duplicate ids under :attr:`duplicates_path`; return how many."""
-        raise NotImplementedError
+        raise NotImplementedError(f"{type(self).__name__} must implement identify")
 
     def parameters(self) -> dict[str, Any]:
         """The parameters that change what this workflow computes (part of its fingerprint)."""
@@ -308,7 +310,8 @@ class DeduplicationWorkflow:
                 and k not in _NOT_PARAMETERS and isinstance(v, (str, int, float, bool, type(None)))}
 
     def fingerprint(self, files: Sequence[str]) -> str:
-        """A digest of the input files (paths, sizes, mtimes) and :meth:`parameters`."""
+        """A digest of the input files (paths, sizes, mtimes) and :meth:`parameters`; notes
+        the input's total size for :meth:`shuffle_partitions` (one listing for both)."""
         listing = input_fingerprint(files)
         self._input_bytes = sum(int(size or 0) for _, size, _ in listing)
         doc = {"workflow": self.name, "files": listing, "parameters": self.parameters()}

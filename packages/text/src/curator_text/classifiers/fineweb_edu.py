@@ -58,14 +58,17 @@ class FineWebModelStage(HFModelStage):
 class _FineWebBaseClassifier(_ClassifierBase):
     _hub_id: str
     _prefix: str
+    _default_batch_size = 256  # documents per forward pass unless model_inference_batch_size
 
     def __init__(self, model_dir: str | None = None, *, cache_dir: str | None = None,  # noqa: PLR0913
                  label_field: str | None = None, float_score_column: str | None = None,
                  int_score_column: str | None = None, text_field: str = "text",
                  filter_by: list[str] | None = None, split: bool = False,
                  max_chars: int | None = None, sort_by_length: bool = True,
-                 model_inference_batch_size: int = 256, max_tokens_per_batch: int | None = None,
-                 autocast: bool = True, resources: Resources | None = None) -> None:
+                 model_inference_batch_size: int | None = None,
+                 max_tokens_per_batch: int | None = None, autocast: bool = True,
+                 resources: Resources | None = None) -> None:
+        model_inference_batch_size = model_inference_batch_size or self._default_batch_size
         self.label_field = label_field or f"{self._prefix}-score-label"
         self.float_score_column = float_score_column or f"{self._prefix}-score-float"
         self.int_score_column = int_score_column or f"{self._prefix}-score-int"
@@ -99,11 +102,7 @@ class FineWebMixtralEduClassifier(_FineWebBaseClassifier):
 
     _hub_id = "nvidia/nemocurator-fineweb-mixtral-edu-classifier"
     _prefix = "fineweb-mixtral-edu"
-
-    def __init__(self, model_dir: str | None = None, *, model_inference_batch_size: int = 1024,  # noqa: D107
-                 **kwargs: Any) -> None:
-        super().__init__(model_dir, model_inference_batch_size=model_inference_batch_size,
-                         **kwargs)
+    _default_batch_size = 1024
 
 
 class FineWebNemotronEduClassifier(_FineWebBaseClassifier):
@@ -112,8 +111,4 @@ class FineWebNemotronEduClassifier(_FineWebBaseClassifier):
 
     _hub_id = "nvidia/nemocurator-fineweb-nemotron-4-edu-classifier"
     _prefix = "fineweb-nemotron-edu"
-
-    def __init__(self, model_dir: str | None = None, *, model_inference_batch_size: int = 1024,  # noqa: D107
-                 **kwargs: Any) -> None:
-        super().__init__(model_dir, model_inference_batch_size=model_inference_batch_size,
-                         **kwargs)
+    _default_batch_size = 1024

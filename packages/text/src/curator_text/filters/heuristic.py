@@ -53,10 +53,10 @@ class _Words(DocumentFilter):
             self.vectorized = False
 
     def _score_words(self, words: list[str]) -> float:
-        raise NotImplementedError
+        raise NotImplementedError(f"{type(self).__name__} must implement _score_words")
 
     def _score_ws(self, texts: pa.Array) -> np.ndarray:
-        raise NotImplementedError
+        raise NotImplementedError(f"{type(self).__name__} must implement _score_ws")
 
     def score_document(self, text: str) -> float:
         return self._score_words(split_words(text, self._lang))

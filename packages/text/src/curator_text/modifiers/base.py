@@ -104,7 +104,7 @@ class Modify(ProcessingStage[DocumentBatch, DocumentBatch]):
 
     def process(self, task: DocumentBatch) -> DocumentBatch:
         table = task.to_pyarrow()
-        self._drain_modifier_counts()  # what a failed attempt counted is not this batch's
+        self._modifier_counts()  # what a failed attempt counted is not this batch's
         for mod, ins, out in zip(self._mods, self._inputs, self._outputs, strict=True):
             missing = [c for c in ins if c not in table.column_names]
             if missing:
@@ -115,20 +115,15 @@ class Modify(ProcessingStage[DocumentBatch, DocumentBatch]):
                 table = table.set_column(table.column_names.index(out), out, col)
             else:
                 table = table.append_column(out, col)
-        for name, counts in self._drain_modifier_counts().items():
-            self.publish_counts(name, counts)
+        for name, counts in self._modifier_counts():
+            self.publish_counts(name, counts)  # summed there
         return task.derive(table)
 
-    def _drain_modifier_counts(self) -> dict[str, dict[str, int]]:
-        """The counters the modifiers kept since the last call (``drain_counts``, e.g.
-        ``PiiModifier``'s entities), summed by counter name."""
-        out: dict[str, dict[str, int]] = {}
-        for m in self._mods:
-            for name, counts in (getattr(m, "drain_counts", dict)() or {}).items():
-                mine = out.setdefault(name, {})
-                for key, n in counts.items():
-                    mine[key] = mine.get(key, 0) + int(n)
-        return out
+    def _modifier_counts(self) -> list[tuple[str, dict[str, int]]]:
+        """The counters the modifiers kept since the last call (their ``drain_counts``, e.g.
+        ``PiiModifier``'s entities)."""
+        return [item for m in self._mods
+                for item in (getattr(m, "drain_counts", dict)() or {}).items()]
 
 
 def _apply(mod: DocumentModifier | Callable, table: pa.Table, ins: list[str]) -> pa.Array:
