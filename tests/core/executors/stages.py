@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import sys
@@ -94,9 +95,9 @@ class RaiseOn(ProcessingStage):
 class JsonWriter(ProcessingStage):
     """Writes each task's records to ``{out_dir}/{task_id}.jsonl`` atomically.
 
-    With ``hang_after`` > 0 it stalls (sleeps until killed) on every partition numbered
-    ``hang_after`` or more, so exactly the first ``hang_after`` partitions can finish (every
-    executor hands out work in order): the test then kills the run mid-way. With
+    With ``hang_after`` > 0 only the first ``hang_after`` partitions to reach the writer are
+    written; it stalls (sleeps until killed) on every other one, whatever order the executor
+    hands them out in (Ray's schedulers promise none): the test then kills the run mid-way. With
     ``full_after`` > 0 the disk is "full" for files over that many bytes: their write raises
     ``OSError(ENOSPC)`` (see :mod:`tests.core.executors.fullfs`).
     """
@@ -108,7 +109,7 @@ class JsonWriter(ProcessingStage):
     name: str = "JsonWriter"
 
     def process(self, task: Task) -> FileGroupTask:
-        while (self.hang_after and int(task.partition.removeprefix("part")) >= self.hang_after
+        while (self.hang_after and not self._claim(task.partition)
                or task.task_id == self.hang_on):
             time.sleep(1)
         path = os.path.join(self.out_dir, f"{task.task_id}.jsonl")
@@ -117,6 +118,18 @@ class JsonWriter(ProcessingStage):
             for x in task.data:
                 fh.write(json.dumps({"id": task.task_id, "x": x}) + "\n")
         return FileGroupTask(task.task_id, task.dataset_name, [path], metadata=dict(task.metadata))
+
+    def _claim(self, partition: str) -> bool:
+        """Whether ``partition`` is one of the first ``hang_after`` to get here (claims are
+        lines of a file beside ``out_dir``, under a lock shared by threads and processes)."""
+        with open(f"{self.out_dir}.claims", "a+") as fh:
+            fcntl.flock(fh, fcntl.LOCK_EX)
+            fh.seek(0)
+            claimed = fh.read().split()
+            if partition not in claimed and len(claimed) < self.hang_after:
+                fh.write(partition + "\n")
+                claimed.append(partition)
+            return partition in claimed
 
 
 def read_records(out_dir: str) -> list[tuple[str, int]]:

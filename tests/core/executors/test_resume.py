@@ -44,16 +44,24 @@ def _job(kind: str, out: Path, ckpt: Path, hang_after: int, address: str | None,
             "address": address, **extra}
     args = [sys.executable, "-m", "tests.core.executors.stages", json.dumps(opts)]
     env = {**os.environ, "CURATOR_SUMMARY": "0", "RAY_ENABLE_UV_RUN_RUNTIME_ENV": "0"}
-    proc = subprocess.Popen(args, cwd=ROOT, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    # output to files, not pipes: a job that fills an unread pipe would stall in its write
+    log = out.parent / f"{out.name}.job"
+    with open(f"{log}.out", "w") as stdout, open(f"{log}.err", "w") as stderr:
+        proc = subprocess.Popen(args, cwd=ROOT, env=env, stdout=stdout, stderr=stderr,
+                                start_new_session=True)
+    proc.log = log  # type: ignore[attr-defined]
     _started.append(proc)
     return proc
 
 
+def _stderr(proc: subprocess.Popen) -> str:
+    return Path(f"{proc.log}.err").read_text()[-3000:]  # type: ignore[attr-defined]
+
+
 def _finish(proc: subprocess.Popen) -> dict:
-    stdout, stderr = proc.communicate(timeout=240)
-    assert proc.returncode == 0, stderr[-3000:]
-    return json.loads(stdout.strip().splitlines()[-1])
+    proc.wait(timeout=240)
+    assert proc.returncode == 0, _stderr(proc)
+    return json.loads(Path(f"{proc.log}.out").read_text().strip().splitlines()[-1])
 
 
 @pytest.mark.parametrize("kind", EXECUTORS)
@@ -67,10 +75,11 @@ def test_killed_run_resumes_to_the_same_output(kind, tmp_path, request):
     out, ckpt = tmp_path / "out", tmp_path / "ckpt"
     proc = _job(kind, out, ckpt, 2, address)
     done_dir = ckpt / "done"
-    deadline = time.monotonic() + 180
+    deadline = time.monotonic() + 240
     while not (done_dir.is_dir() and len(os.listdir(done_dir)) >= 2):
-        assert proc.poll() is None, proc.communicate()[1][-3000:]
-        assert time.monotonic() < deadline, "the run never marked 2 partitions done"
+        assert proc.poll() is None, _stderr(proc)
+        assert time.monotonic() < deadline, (
+            f"the run never marked 2 partitions done:\n{_stderr(proc)}")
         time.sleep(0.2)
     time.sleep(1.0)  # let in-flight work land (it must not be marked twice or lost)
     os.killpg(proc.pid, signal.SIGKILL)
@@ -104,10 +113,10 @@ def test_full_disk_then_kill_then_resume_writes_exactly_the_missing_partitions(k
         failed = len(list(failed_dir.glob("*.failed.jsonl"))) if failed_dir.is_dir() else 0
         return done, failed
 
-    deadline = time.monotonic() + 180
+    deadline = time.monotonic() + 240
     while landed() < (3, 4):  # 3 partitions written, both halves of 1 and 3 failed
-        assert proc.poll() is None, proc.communicate()[1][-3000:]
-        assert time.monotonic() < deadline, f"run 1 never got there: {landed()}"
+        assert proc.poll() is None, _stderr(proc)
+        assert time.monotonic() < deadline, f"run 1 never got there: {landed()}\n{_stderr(proc)}"
         time.sleep(0.2)
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait(30)
