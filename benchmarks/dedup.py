@@ -163,10 +163,10 @@ def _run(name: str, inp: str, out: str, stage_processes: bool = False,
     returns the peak RSS of that process alone (the driver's, with ``stage_processes``) and,
     with ``stage_processes``, the peak of what the driver allocated (tracemalloc: Python and
     NumPy; plus the Arrow pool's peak)."""
-    import resource
     import tracemalloc
 
     from curator.dedup import DeduplicationWorkflow, ExactDeduplicationWorkflow
+    from curator.executors.stats import process_peak_rss_mb
     from curator_text.dedup import FuzzyDeduplicationWorkflow
 
     cls = ExactDeduplicationWorkflow if name == "exact" else FuzzyDeduplicationWorkflow
@@ -178,7 +178,9 @@ def _run(name: str, inp: str, out: str, stage_processes: bool = False,
     t = time.perf_counter()
     res = wf.run()
     dt = time.perf_counter() - t
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux: KiB
+    # VmHWM, not ru_maxrss: this process was forked from the benchmark's, and ru_maxrss would
+    # count the benchmark's own memory at the fork
+    peak = int(process_peak_rss_mb() * 2**20)
     held = (tracemalloc.get_traced_memory()[1] + pa.default_memory_pool().max_memory()
             if stage_processes else 0)
     return dt, res.duplicates_path, res.timings, (peak, held)

@@ -141,3 +141,23 @@ def test_removal_workers_load_only_their_own_files_duplicates(tmp_path, monkeypa
     kept = [i for f in sorted((tmp_path / "out" / "deduplicated").iterdir())
             for i in pq.read_table(f).column("id").to_pylist()]
     assert kept == [i for i in ids if i not in expected]
+
+
+def test_dedup_files_dictionary_encode_only_string_columns(tmp_path) -> None:
+    """Hash, id and shingle columns are nearly all distinct: a dictionary there only slows
+    writing and reading; string columns keep theirs. The data reads back unchanged."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from curator.dedup.io import write_parquet
+
+    table = pa.table({"hash": pa.array([7, 7, 9], pa.uint64()), "lang": ["en", "en", "de"],
+                      "shingles": pa.array([[1, 2], [2], []], pa.list_(pa.uint32()))})
+    path = str(tmp_path / "x.parquet")
+    write_parquet(table, path)
+    meta = pq.ParquetFile(path).metadata.row_group(0)
+    encodings = {meta.column(i).path_in_schema: meta.column(i).encodings
+                 for i in range(meta.num_columns)}
+    assert "RLE_DICTIONARY" not in encodings["hash"]
+    assert "RLE_DICTIONARY" not in encodings["shingles.list.element"]
+    assert "RLE_DICTIONARY" in encodings["lang"]
+    assert pq.read_table(path).equals(table)

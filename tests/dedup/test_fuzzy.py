@@ -227,3 +227,57 @@ def test_config_errors_name_the_parameter(tmp_path) -> None:
         FuzzyDeduplicationWorkflow(str(tmp_path), str(tmp_path / "o"), num_bands=0)
     with pytest.raises(ValueError, match="jaccard_threshold"):
         FuzzyDeduplicationWorkflow(str(tmp_path), str(tmp_path / "o"), jaccard_threshold=2)
+
+
+def _oph_one_probe_per_pass(x, counts, k, seed):
+    """The densification as first written (one probe attempt per pass), as the reference."""
+    from curator_text.dedup.minhash import _mix
+
+    empty = np.uint64(1 << 32)
+    sig = np.full(len(counts) * k, empty, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        h = _mix(x ^ _mix(np.array([seed + 0x9E3779B97F4A7C15], dtype=np.uint64))[0])
+        bins = ((h >> np.uint64(32)) * np.uint64(k)) >> np.uint64(32)
+        key = np.repeat(np.arange(len(counts), dtype=np.uint64) * np.uint64(k), counts) + bins
+        np.minimum.at(sig, key.astype(np.int64), h & np.uint64(0xFFFFFFFF))
+    sig = sig.reshape(len(counts), k)
+    orig = sig.copy()
+    rows, cols = np.nonzero((sig == empty) & (counts > 0)[:, None])
+    kk = np.arange(k, dtype=np.uint64)
+    for attempt in range(1, 50 * k):
+        if not len(rows):
+            break
+        with np.errstate(over="ignore"):
+            probe = _mix(kk * np.uint64(0xD6E8FEB86659FD93) + np.uint64(attempt * 0x9E3779B1 + seed))
+        vals = orig[rows, (probe % np.uint64(k)).astype(np.int64)[cols]]
+        ok = vals != empty
+        sig[rows[ok], cols[ok]] = vals[ok]
+        rows, cols = rows[~ok], cols[~ok]
+    return sig
+
+
+@pytest.mark.parametrize("k", [16, 260])
+def test_densification_in_passes_fills_every_bin_as_one_probe_at_a_time(corpus, k) -> None:
+    """Short documents leave most bins empty (hundreds of probe attempts); trying 32 attempts
+    per pass must give each empty bin the same donor as trying them one at a time."""
+    from curator_text.dedup.minhash import _oph
+
+    texts, _ = corpus
+    docs = [t[: 30 + 7 * i] for i, t in enumerate(texts[:40])] + texts[40:60] + ["", "tiny"]
+    x, counts = shingle_hashes(docs, 24)
+    assert (counts[:40] < k).any()  # some documents have fewer shingles than bins
+    assert np.array_equal(_oph(x, counts, k, 7), _oph_one_probe_per_pass(x, counts, k, 7))
+
+
+def test_shingle_sets_are_each_documents_sorted_unique_hashes(corpus) -> None:
+    texts, _ = corpus
+    docs = texts[:30] + ["", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"]
+    h, counts = shingle_hashes(docs, 24)
+    from curator_text.dedup.minhash import _mix
+
+    with np.errstate(over="ignore"):
+        h32 = (_mix(h.copy()) >> np.uint64(32)).astype(np.uint32)
+    ref = [np.unique(p) for p in np.split(h32, np.cumsum(counts)[:-1])]
+    got = doc_shingle_sets(docs, 24)
+    assert len(got) == len(ref) and all(np.array_equal(a, b) for a, b in zip(got, ref, strict=True))
+    assert len(got[-1]) == 1  # a run of one character: every window equal

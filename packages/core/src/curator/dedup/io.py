@@ -101,9 +101,16 @@ def read_table(path: str, columns: Sequence[str] | None = None,
 
 
 def write_parquet(table: pa.Table, path: str) -> None:
-    """Write ``table`` to ``path`` as Parquet, atomically."""
+    """Write ``table`` to ``path`` as Parquet, atomically.
+
+    Only string columns are dictionary-encoded: the numeric and list columns of dedup files
+    are hashes, ids, signatures and shingle sets, nearly all distinct, where trying a dictionary
+    first makes writing about 4 times and reading about 3 times slower, for a larger file."""
+    strings = [f.name for f in table.schema
+               if pa.types.is_string(f.type) or pa.types.is_large_string(f.type)
+               or pa.types.is_dictionary(f.type)]
     with atomic_write(path, "wb") as fh:
-        pq.write_table(table, fh)
+        pq.write_table(table, fh, use_dictionary=strings)
 
 
 def write_table(table: pa.Table, path: str) -> None:

@@ -10,6 +10,7 @@ document is taken with ``np.minimum.reduceat``.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 
 import numpy as np
@@ -105,19 +106,37 @@ def _oph(x: np.ndarray, counts: np.ndarray, num_perm: int, seed: int) -> np.ndar
     sig = sig.reshape(n_docs, k)
     orig = sig.copy()
     rows, cols = np.nonzero((sig == empty) & (counts > 0)[:, None])
-    kk = np.arange(k, dtype=np.uint64)
-    for attempt in range(1, 50 * k):
-        if len(rows) == 0:
-            break
-        with np.errstate(over="ignore"):
-            probe = _mix(kk * np.uint64(0xD6E8FEB86659FD93) + np.uint64(attempt * 0x9E3779B1
-                                                                         + seed))
-        cand = (probe % np.uint64(k)).astype(np.int64)[cols]
-        vals = orig[rows, cand]
+    attempt, last = 1, 50 * k
+    while len(rows) and attempt < last:
+        # several probe attempts per pass (a short document needs hundreds): each empty bin
+        # takes the first attempt that lands on a filled one, as one attempt per pass would
+        step = max(1, min(_PROBES_PER_PASS, last - attempt, (1 << 22) // len(rows)))
+        cand = _probes(k, seed, attempt, step)[:, cols].T
+        vals = orig[rows[:, None], cand]
         ok = vals != empty
-        sig[rows[ok], cols[ok]] = vals[ok]
-        rows, cols = rows[~ok], cols[~ok]
+        hit = ok.any(axis=1)
+        first = ok.argmax(axis=1)
+        sig[rows[hit], cols[hit]] = vals[hit, first[hit]]
+        rows, cols = rows[~hit], cols[~hit]
+        attempt += step
     return sig
+
+
+_PROBES_PER_PASS = 32
+
+
+@functools.lru_cache(maxsize=64)  # the first passes repeat in every call: ~4 MB at most
+def _probes(k: int, seed: int, start: int, count: int) -> np.ndarray:
+    """Densification probe bins ``(count, k)`` of attempts ``start …``: attempt ``a`` sends an
+    empty bin ``j`` to bin ``mix(j * C + a * 0x9E3779B1 + seed) mod k``."""
+    kk = np.arange(k, dtype=np.uint64)
+    offsets = np.array([a * 0x9E3779B1 + seed for a in range(start, start + count)],
+                       dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        probe = _mix(kk[None, :] * np.uint64(0xD6E8FEB86659FD93) + offsets[:, None])
+    out = (probe % np.uint64(k)).astype(np.int64)
+    out.flags.writeable = False
+    return out
 
 
 def _permutations(x: np.ndarray, counts: np.ndarray, num_perm: int, seed: int) -> np.ndarray:
@@ -204,4 +223,13 @@ def _shingle_sets(texts: Sequence[str], char_ngrams: int) -> list[np.ndarray]:
     x, counts = shingle_hashes(texts, char_ngrams)
     with np.errstate(over="ignore"):
         x = (_mix(x) >> np.uint64(32)).astype(np.uint32)
-    return [np.unique(part) for part in np.split(x, np.cumsum(counts)[:-1])]
+    return [_sorted_unique(part) for part in np.split(x, np.cumsum(counts)[:-1])]
+
+
+def _sorted_unique(values: np.ndarray) -> np.ndarray:
+    """``np.unique`` for one document's hashes: a sort and a mask (NumPy 2.3's hash-based
+    ``unique`` is about ten times slower on arrays of this size)."""
+    values = np.sort(values)
+    if len(values) < 2:
+        return values
+    return values[np.concatenate(([True], values[1:] != values[:-1]))]
