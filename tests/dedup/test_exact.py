@@ -95,7 +95,8 @@ def test_config_errors_name_the_parameter(tmp_path) -> None:
 
 
 def test_shuffle_partitions_grow_with_the_input(tmp_path, monkeypatch):
-    """Beyond 64 files the partition count follows the input's size, not a fixed cap."""
+    """Small inputs get one partition per file, at most twice the cores (each mapper writes a
+    file per partition); beyond that the partition count follows the input's size."""
     from curator.dedup import ExactDeduplicationWorkflow
 
     wf = ExactDeduplicationWorkflow(str(tmp_path), str(tmp_path / "out"))
@@ -104,7 +105,11 @@ def test_shuffle_partitions_grow_with_the_input(tmp_path, monkeypatch):
         with open(f, "w") as fh:
             fh.write('{"id": "x", "text": "' + "a" * 4000 + '"}\n')
     wf.fingerprint(files)
-    assert wf.shuffle_partitions(files) == 64  # 400 KB of input: one per file, capped
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    assert wf.shuffle_partitions(files) == 4  # 400 KB of input: 2 cores, 4 partitions
+    monkeypatch.setattr(os, "cpu_count", lambda: 96)
+    assert wf.shuffle_partitions(files) == 64  # one per file, capped
+    assert wf.shuffle_partitions(files[:10]) == 10
     monkeypatch.setattr(type(wf), "bytes_per_partition", 2000)
     total = sum(os.path.getsize(f) for f in files)
     assert wf.shuffle_partitions(files) == -(-total // 2000) > 200  # ~402 KB / 2 KB each

@@ -122,8 +122,8 @@ class ExactDeduplicationWorkflow(DeduplicationWorkflow):
 
     Parameters (besides those of :class:`DeduplicationWorkflow`):
         text_field: the column compared (any type; strings and binaries are hashed as bytes).
-        num_partitions: hash partitions of the shuffle (default: one per input file up to 64,
-            or one per 256 MiB of input when that is more).
+        num_partitions: hash partitions of the shuffle (default: one per input file, at most
+            twice the cores and 64, or one per 256 MiB of input when that is more).
     """
 
     name = "exact_dedup"

@@ -67,8 +67,8 @@ class FuzzyDeduplicationWorkflow(DeduplicationWorkflow):
         use_jaccard: verify candidate pairs with the exact Jaccard similarity of their shingles.
         jaccard_threshold: minimum similarity of a verified pair.
         num_partitions: hash partitions of the band-hash shuffle, of the candidate pairs and
-            of the connected components (default: one per input file up to 64, or one per
-            256 MiB of input when that is more).
+            of the connected components (default: one per input file, at most twice the
+            cores and 64, or one per 256 MiB of input when that is more).
         minhash_method: ``"oph"`` (one-permutation hashing, fast) or ``"permutations"``.
     """
 
