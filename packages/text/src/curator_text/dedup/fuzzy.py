@@ -78,7 +78,7 @@ class FuzzyDeduplicationWorkflow(DeduplicationWorkflow):
     duplicates_glob = "fuzzy.parquet"
     #: candidate documents per Jaccard verification bucket (bounds one task's memory); each
     #: pair partition is split into as many buckets as it needs
-    docs_per_bucket = 16_384
+    docs_per_bucket = 8_192
 
     def __init__(self, input_path: str | Sequence[str], output_path: str, *,
                  text_field: str = "text", char_ngrams: int = 24, num_bands: int = 20,

@@ -317,11 +317,19 @@ class JaccardVerifyStage(ProcessingStage[Task, Task]):
             ib = order[np.searchsorted(key, b, sorter=order)]
             keep = np.ones(len(a), bool)
             if self.threshold is not None and "shingles" in docs.column_names:
-                col = docs.column("shingles").combine_chunks()
-                offsets, values = col.offsets.to_numpy(), col.values.to_numpy()
-                for n, (x, y) in enumerate(zip(ia.tolist(), ib.tolist(), strict=True)):
-                    keep[n] = jaccard(values[offsets[x]:offsets[x + 1]],
-                                      values[offsets[y]:offsets[y + 1]]) >= self.threshold
+                # chunk by chunk, without combining them: that would copy every shingle set
+                chunks = docs.column("shingles").chunks
+                starts = np.cumsum([0] + [len(c) for c in chunks])
+                offsets = [c.offsets.to_numpy() for c in chunks]
+                values = [c.values.to_numpy() for c in chunks]
+                ca = np.searchsorted(starts, ia, side="right") - 1
+                cb = np.searchsorted(starts, ib, side="right") - 1
+                pairs = zip(ca.tolist(), (ia - starts[ca]).tolist(), cb.tolist(),
+                            (ib - starts[cb]).tolist(), strict=True)
+                for n, (c, x, d, y) in enumerate(pairs):
+                    keep[n] = jaccard(values[c][offsets[c][x]:offsets[c][x + 1]],
+                                      values[d][offsets[d][y]:offsets[d][y + 1]]
+                                      ) >= self.threshold
             a, b, ia, ib = a[keep], b[keep], ia[keep], ib[keep]
             nodes, first = np.unique(np.concatenate([a, b]), return_index=True)
             ids = docs.column("id").take(pa.array(np.concatenate([ia, ib])[first]))
