@@ -31,7 +31,9 @@ class SlowPid(ProcessingStage):
 def _run(**config):
     from curator.executors.ray_actor_pool import RayActorPoolExecutor
 
-    tasks = [Task(f"t{i:02d}", "growth", i) for i in range(24)]
+    # 40 tasks: 10 s of work for one actor, so a second one started on a slow machine (its
+    # start-up can take seconds under load) still finds work waiting
+    tasks = [Task(f"t{i:02d}", "growth", i) for i in range(40)]
     return Pipeline("growth", stages=[SlowPid()]).run(
         RayActorPoolExecutor({"num_workers": 1, "batches_in_flight": 1, **config}),
         initial_tasks=tasks, summary=False)
@@ -39,7 +41,7 @@ def _run(**config):
 
 def test_pool_grows_to_max_workers_while_work_waits(ray_cluster):
     result = _run(max_workers=3, scale_interval_s=0.2)
-    assert result.ok and sorted(t.data["n"] for t in result) == list(range(24))  # each once
+    assert result.ok and sorted(t.data["n"] for t in result) == list(range(40))  # each once
     pids = {t.data["pid"] for t in result}
     assert 2 <= len(pids) <= 3  # started with one actor, grew, never past max_workers
     assert result.stats.stages[0].workers == len(pids)
