@@ -59,13 +59,16 @@ def test_dead_worker_is_replaced_and_failing_task_rejected(executor, tmp_path):
 
 
 @pytest.mark.ray
-def test_actor_pool_rejects_a_task_that_kills_every_worker(ray_cluster, tmp_path):
+@pytest.mark.parametrize("kind", ["ray_actor_pool", "ray_data"])
+def test_ray_rejects_a_task_that_kills_every_worker(ray_cluster, tmp_path, kind):
+    """One dead-worker policy on both Ray executors: the task is kept whole in the rejected
+    sink after max_retries + 1 deaths and the run goes on (Ray Data used to fail the run)."""
     out, markers = tmp_path / "out", tmp_path / "markers"
     markers.mkdir()
     killer = DieOnce(str(markers), victim="part001")
     killer.process = lambda task: os._exit(3) if task.task_id == "part001" else task
     result = Pipeline("killer", stages=[Square(), killer, JsonWriter(str(out))]).run(
-        make_executor("ray_actor_pool"), initial_tasks=make_partitions(3), max_retries=1,
+        make_executor(kind), initial_tasks=make_partitions(3), max_retries=1,
         summary=False)
 
     assert {r[0] for r in read_records(str(out))} == {"part000", "part002"}
@@ -77,3 +80,25 @@ def test_actor_pool_rejects_a_task_that_kills_every_worker(ray_cluster, tmp_path
     assert stats.failed_tasks == 1 and stats.worker_restarts >= 2
     assert stats.worker_restarts - stats.retries == 1
     assert "died" in result.rejected.records[0].error
+
+
+@pytest.mark.ray
+def test_ray_data_block_with_a_killer_task_is_split_and_the_rest_written(ray_cluster, tmp_path):
+    """A block of 4 tasks whose third kills every worker: the retry runs the tasks one by one,
+    the killer is rejected whole and the other three are written, each once."""
+    from curator.executors.ray_data import RayDataExecutor
+
+    out, markers, rejected = tmp_path / "out", tmp_path / "markers", tmp_path / "rejected"
+    markers.mkdir()
+    killer = DieOnce(str(markers), victim="part002")
+    killer.process = lambda task: os._exit(3) if task.task_id == "part002" else task
+    result = Pipeline("killer", stages=[Square(), killer, JsonWriter(str(out))]).run(
+        RayDataExecutor(tasks_per_block=4), initial_tasks=make_partitions(4), max_retries=1,
+        rejected_dir=str(rejected), summary=False)
+
+    assert sorted({r[0] for r in read_records(str(out))}) == ["part000", "part001", "part003"]
+    assert len(read_records(str(out))) == 9  # three records each, none twice
+    assert not result.ok and [str(f).split(":")[0] for f in result.failed] == ["Square/part002"]
+    kept = cloudpickle.loads((rejected / "Square" / "part002.failed.task.pkl").read_bytes())
+    assert kept.task_id == "part002" and kept.data == [6, 7, 8]  # whole, as it entered Square
+    assert result.stats.stages[0].worker_restarts >= 3  # the block once, the task alone twice

@@ -19,6 +19,7 @@ from curator.executors.base import (
     StageCall,
 )
 from curator.executors.retry import apply_report, outcome_report, run_with_retries
+from curator.executors.sizing import workers_alone
 from curator.executors.stats import ProgressReporter, RunStats
 from curator.executors.workers import (
     ProcessWorker,
@@ -49,16 +50,9 @@ def available_gpus() -> int:
 
 def plan_workers(stage: ProcessingStage, cpus: float, gpus: int,
                  override: int | None = None) -> int:
-    """Workers for ``stage`` on a machine with ``cpus`` cores and ``gpus`` GPUs."""
-    if override:
-        return override
-    if stage.num_workers:
-        return stage.num_workers
-    res = stage.resources
-    if res.requires_gpu:
-        frac = res.gpus or 1.0
-        return max(1, int(gpus / frac)) if gpus else 1
-    return max(1, int(cpus // max(res.cpus, 1e-6)))
+    """Workers for ``stage`` on a machine with ``cpus`` cores and ``gpus`` GPUs (see
+    :mod:`curator.executors.sizing`)."""
+    return workers_alone(stage.resources, override or stage.num_workers, cpus, gpus)
 
 
 class LocalExecutor(BaseExecutor):

@@ -15,13 +15,10 @@ import cloudpickle
 from curator.executors.base import (
     OutputCollector,
     RunContext,
-    StageCall,
     ensure_setup,
-    failed_task_record,
     release_stage,
 )
 from curator.executors.fusion import StageGroup, chain_reports
-from curator.executors.local import plan_workers
 from curator.executors.ray_client import alive_nodes, node_slots
 from curator.executors.ray_common import (
     RayExecutorBase,
@@ -29,7 +26,8 @@ from curator.executors.ray_common import (
     stage_override,
     start_tasks,
 )
-from curator.executors.retry import BatchOutcome, OutcomeReport, apply_report, outcome_report
+from curator.executors.retry import OutcomeReport, apply_report, worker_death_report
+from curator.executors.sizing import fit_cpu_shares, workers_alone, workers_together
 from curator.executors.stats import RunStats
 from curator.executors.workers import StageSetupError
 from curator.stages.base import ProcessingStage
@@ -172,12 +170,8 @@ class _Actor:
                     parts[0][0][0].restarts += deaths
                     return parts
                 if deaths > max_retries:
-                    task = batch.task()
-                    failed = BatchOutcome([task], StageCall([], [], 0.0, task.num_items, 0),
-                                          retries=deaths - 1, restarts=deaths,
-                                          failed=failed_task_record(group.stages[0], task,
-                                                                    str(exc)))
-                    return [([outcome_report(group.first, failed, keep_outputs=False)], None)]
+                    return [([worker_death_report(group.first, group.stages[0], batch.task(),
+                                                  deaths, str(exc))], None)]
         reports[0].restarts += deaths
         reports[0].retries += deaths
         return [(reports, out)]
@@ -341,31 +335,24 @@ class RayActorPoolExecutor(RayExecutorBase):
         gpu_mem = (node_gpu_memory_gb(self.config.get("gpu_memory_gb_per_gpu"))
                    if any(g.resources.gpu_memory_gb for g in groups) else None)
         fracs = [g.resources.gpu_fraction(gpu_mem) or 0.0 for g in groups]
-        cpu_groups = sum(1 for f in fracs if not f) or 1
-        gpu_groups = sum(1 for f in fracs if f) or 1
         stream = bool(self.config.get("streaming", True)) and len(groups) > 1
-        sizes = []
-        for g, frac in zip(groups, fracs, strict=True):
-            n = g.num_workers(self.workers_override)
-            if not n and stream and frac:
-                n = int(gpus / gpu_groups / frac + 1e-9)
-                stream = n >= 1
-            elif not n and stream:
-                n = max(1, int(cpus / cpu_groups / max(g.resources.cpus, 1e-3)))
-            n = n or plan_workers(g.stages[0], cpus, int(gpus))
-            sizes.append(max(1, min(n, -(-n_tasks // max(g.batch_size, 1)))))
+        fixed = [g.num_workers(self.workers_override) for g in groups]
+        sizes = (workers_together([g.resources for g in groups], fixed, cpus, gpus, gpu_mem,
+                                  share_gpus=True) if stream else [0] * len(groups))
+        stream = stream and all(sizes)  # every GPU pool holds an actor at once
+        sizes = [n or workers_alone(g.resources, f, cpus, int(gpus), gpu_mem)
+                 for g, n, f in zip(groups, sizes, fixed, strict=True)]
+        sizes = [max(1, min(n, -(-n_tasks // max(g.batch_size, 1))))
+                 for g, n in zip(groups, sizes, strict=True)]
         if stream and sum(n * f for n, f in zip(sizes, fracs, strict=True)) > gpus + 1e-9:
             stream = False
         if not stream and len(groups) > 1:  # each pool alone on the cluster
             return False, [p for g in groups
                            for p in self.plan([g], n_tasks, cpus, gpus)[1]]
-        want = sum(min(g.resources.cpus, cpus) * n for g, n in zip(groups, sizes, strict=True))
-        scale = min(1.0, cpus / want) if want else 1.0
+        shares = fit_cpu_shares([min(g.resources.cpus, cpus) for g in groups], sizes, cpus)
         plans = []
-        for g, n, frac in zip(groups, sizes, fracs, strict=True):
-            opts: dict[str, Any] = {"num_cpus": max(int(min(g.resources.cpus, cpus) * scale
-                                                        * 1000) / 1000, 0.001),
-                                    "max_restarts": 0}
+        for n, frac, share in zip(sizes, fracs, shares, strict=True):
+            opts: dict[str, Any] = {"num_cpus": share, "max_restarts": 0}
             if frac:
                 opts["num_gpus"] = frac
             plans.append((n, opts))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 import warnings
 from dataclasses import replace
 from typing import Any
@@ -18,6 +19,8 @@ from curator.executors.ray_common import (
     stage_override,
     start_tasks,
 )
+from curator.executors.retry import OutcomeReport, worker_death_report
+from curator.executors.sizing import fit_cpu_shares, workers_together
 from curator.executors.stats import RunStats
 from curator.stages.base import ProcessingStage
 from curator.tasks import Task
@@ -37,11 +40,12 @@ class _GroupUDF:
     """
 
     def __init__(self, group_bytes: bytes, n_stages: int, max_retries: int,
-                 collect_outputs: bool = True) -> None:
+                 collect_outputs: bool = True, run_key: str = "") -> None:
         self.group: StageGroup = cloudpickle.loads(group_bytes)
         self.n_stages = n_stages
         self.max_retries = max_retries
         self.collect_outputs = collect_outputs
+        self.starts = _Starts(run_key)
         self.worker = f"{self.group.name}-ray"
         for stage in self.group.stages:
             ensure_setup(stage, {"worker": self.worker})
@@ -51,8 +55,7 @@ class _GroupUDF:
 
         reports = [r for e in batch.column("event").to_pylist() if e for r in cloudpickle.loads(e)]
         tasks = [cloudpickle.loads(t) for t in batch.column("task").to_pylist() if t]
-        new, passed_on = chain_reports(self.group, tasks, self.max_retries, self.worker,
-                                       self.n_stages)
+        new, passed_on = self._run(tasks)
         if not self.collect_outputs:  # the run's outputs go back as counts and paths only
             new = [replace(r, call=replace(r.call, outputs=[OutputCollector.stub(t)
                                                              for t in r.call.outputs]))
@@ -62,12 +65,90 @@ class _GroupUDF:
         return pa.table({"task": pa.array(rows, pa.binary()),
                          "event": pa.array(events, pa.binary())})
 
+    def _run(self, tasks: list[Task]) -> tuple[list[OutcomeReport], list[Task]]:
+        """The chain on ``tasks``, under the dead-worker policy every executor shares (see
+        :func:`~curator.executors.retry.worker_death_report`): Ray retries a block whose worker
+        died; the retry runs its tasks one at a time, and a task that has killed its worker more
+        than ``max_retries`` times is kept whole in the rejected sink instead of run again."""
+        deaths = self.starts.block_deaths() if tasks else 0
+        if deaths == 0:
+            return chain_reports(self.group, tasks, self.max_retries, self.worker,
+                                 self.n_stages)
+        first = self.group.first
+        reports: list[OutcomeReport] = []
+        passed_on: list[Task] = []
+        killer = False
+        for task in tasks:
+            key = f"t{first}:{task.task_id}"
+            died = self.starts.bump(key)  # the retries that started it, this one included
+            if died > self.max_retries:  # it died every time: it kills its worker
+                reports.append(worker_death_report(
+                    first, self.group.stages[0], task, died,
+                    f"its worker process died {died} times running this task"))
+                killer = True  # its report counts the restarts
+                continue
+            new, out = chain_reports(self.group, [task], self.max_retries, self.worker,
+                                     self.n_stages)
+            self.starts.clear(key)  # it finished: a later death is not its own
+            reports += new
+            passed_on += out
+        if not killer and self.starts.first_call_of_attempt():
+            reports[0].restarts += deaths  # the deaths that made Ray retry this block
+        return reports, passed_on
+
     def __del__(self) -> None:  # actors end with the dataset: give the stages their teardown
         for stage in self.group.stages:
             try:
                 release_stage(stage)
             except Exception:  # noqa: BLE001, S110 - nothing to report to at interpreter exit
                 pass
+
+
+class _Starts:
+    """How often a batch or task was started in this run, kept in Ray's internal key-value store
+    (on the head node): it outlives the worker process that died, and the retry may run in
+    another. A batch or task runs in one place at a time, so a read and a write suffice."""
+
+    NAMESPACE = "curator_starts"
+
+    def __init__(self, run_key: str) -> None:
+        self.prefix = f"{run_key}/"
+        self._task: str | None = None
+        self._deaths = 0
+        self._calls = 0
+
+    def block_deaths(self) -> int:
+        """How often the Ray task running this call (one input block) died before: 0 on its
+        first attempt. Counted once per attempt, on its first call (a retry keeps Ray's task
+        id), so the common path costs two store operations per block, not per batch."""
+        import ray  # noqa: PLC0415
+
+        task = ray.get_runtime_context().get_task_id()
+        if task != self._task:
+            self._task, self._calls = task, 0
+            self._deaths = self.bump(f"r{task}") - 1
+        self._calls += 1
+        return self._deaths
+
+    def first_call_of_attempt(self) -> bool:
+        return self._calls == 1
+
+    def bump(self, key: str) -> int:
+        """Count one more start of ``key``; returns the count."""
+        from ray.experimental import internal_kv  # noqa: PLC0415
+
+        name = (self.prefix + key).encode()
+        n = int(internal_kv._internal_kv_get(name, namespace=self.NAMESPACE) or 0) + 1
+        internal_kv._internal_kv_put(name, str(n).encode(), overwrite=True,
+                                     namespace=self.NAMESPACE)
+        return n
+
+    def clear(self, key: str = "") -> None:
+        """Forget ``key`` (by default every key of the run)."""
+        from ray.experimental import internal_kv  # noqa: PLC0415
+
+        internal_kv._internal_kv_del((self.prefix + key).encode(), del_by_prefix=not key,
+                                     namespace=self.NAMESPACE)
 
 
 def tasks_per_block(n_tasks: int, cluster: dict[str, float], configured: Any = None) -> int:
@@ -94,8 +175,10 @@ class RayDataExecutor(RayExecutorBase):
     CPU shares are scaled down so any number of groups streams on a small machine.
 
     A task that raises is retried ``max_retries`` times and then written to the rejected sink; a
-    worker process that dies is restarted by Ray and its batch retried from the group's first
-    stage (outputs are written atomically under deterministic names, so a re-run overwrites).
+    worker process that dies is restarted by Ray and its batch retried task by task, and a task
+    that kills its worker more than ``max_retries`` times is kept whole in the rejected sink (the
+    dead-worker policy of every executor; outputs are written atomically under deterministic
+    names, so a re-run overwrites).
 
     Config keys:
         num_workers: actors per group: int, or ``{stage_name: int}`` (a group takes the largest
@@ -109,8 +192,9 @@ class RayDataExecutor(RayExecutorBase):
         ray_timeout_s: the longest a Ray start or connect may take (default 120).
         gpu_memory_gb_per_gpu: GPU memory in GB to size ``gpu_memory_gb`` against where the
             cluster's GPU type is unknown (see :mod:`curator.executors.gpu_sizing`).
-        max_worker_restarts: how often one batch may kill its worker before the run fails
-            (default 4).
+        max_worker_restarts: how often Ray may retry one batch whose worker died before the
+            run fails (default 4, raised to what the dead-worker policy needs: every task of
+            a block dying ``max_retries + 1`` times).
         collect_outputs: bring the output tasks back to the driver (default ``True``); with
             ``False`` workers send only their count and paths (``result.num_outputs``,
             ``result.output_paths``) and the result list stays empty.
@@ -140,31 +224,24 @@ class RayDataExecutor(RayExecutorBase):
         gpu_mem = (node_gpu_memory_gb(self.config.get("gpu_memory_gb_per_gpu"))
                    if any(g.resources.gpu_memory_gb for g in groups) else None)
         actor = [any(has_setup(s) for s in g.stages) for g in groups]
-        cpu_groups = sum(1 for g in groups if not g.resources.requires_gpu) or 1
-        sizes = []
-        for g in groups:
-            n = g.num_workers(self.workers_override)
-            if not n and g.resources.requires_gpu:
-                frac = g.resources.gpu_fraction(gpu_mem) or 1.0
-                n = max(1, int(gpus / frac)) if gpus else 1
-            elif not n:  # the CPUs shared evenly between the CPU groups
-                n = max(1, int(cpus / cpu_groups / max(g.resources.cpus, 1e-3)))
-            sizes.append(n)
+        sizes = workers_together([g.resources for g in groups],
+                                 [g.num_workers(self.workers_override) for g in groups],
+                                 cpus, gpus, gpu_mem)
         tasks_cpus = max((g.resources.cpus for g, a in zip(groups, actor, strict=True) if not a),
                          default=0.0)
         if tasks_cpus and any(actor):
             tasks_cpus = min(tasks_cpus, cpus / 2)
-        room = cpus - tasks_cpus
-        want = sum(g.resources.cpus * n
-                   for g, n, a in zip(groups, sizes, actor, strict=True) if a)
-        scale = min(1.0, room / want) if want else 1.0
+        pools = [(g.resources.cpus, n) for g, n, a in zip(groups, sizes, actor, strict=True) if a]
+        shares = iter(fit_cpu_shares([c for c, _ in pools], [n for _, n in pools],
+                                     cpus - tasks_cpus))
         plans = []
         for g, n, a in zip(groups, sizes, actor, strict=True):
             top = max((int(stage_override(self.config, "max_workers", s) or 0)
                        for s in g.stages), default=0)
-            share = g.resources.cpus * scale if a else min(g.resources.cpus, tasks_cpus)
+            share = (next(shares) if a
+                     else max(int(min(g.resources.cpus, tasks_cpus) * 1000) / 1000, 0.001))
             args: dict[str, Any] = {
-                "num_cpus": max(int(share * 1000) / 1000, 0.001),
+                "num_cpus": share,
                 "compute": (ray.data.ActorPoolStrategy(min_size=n, max_size=max(n, top))
                             if a else ray.data.TaskPoolStrategy(size=max(n, top)))}
             frac = g.resources.gpu_fraction(gpu_mem)
@@ -197,13 +274,18 @@ class RayDataExecutor(RayExecutorBase):
             pa.table({"task": pa.array([cloudpickle.dumps(t) for t in chunk], pa.binary()),
                       "event": pa.array([b""] * len(chunk), pa.binary())})
             for chunk in (tasks[i:i + per_block] for i in range(0, len(tasks), per_block))])
-        restarts = int(self.config.get("max_worker_restarts", 4))
+        # Ray retries a batch whose worker died (the UDF then applies the dead-worker policy):
+        # enough for every task of a block to die max_retries + 1 times, at least
+        # max_worker_restarts
+        restarts = max(int(self.config.get("max_worker_restarts", 4)),
+                       1 + (ctx.max_retries + 1) * per_block)
+        run_key = uuid.uuid4().hex
         groups = self.groups(stages[first:], first)
         for group, (n, args) in zip(groups, self.plan(groups, cluster), strict=True):
             for i, stage in zip(group.indices, group.stages, strict=True):
                 stats.stages[i].workers = n
                 stage.setup_on_node({"node": "ray"}, {})
-            udf_args = (cloudpickle.dumps(group), len(stages), ctx.max_retries, collect)
+            udf_args = (cloudpickle.dumps(group), len(stages), ctx.max_retries, collect, run_key)
             # SPREAD: tasks and actors over every node with the resources, not packed on one
             kwargs = {**args, "batch_size": group.batch_size, "batch_format": "pyarrow",
                       "zero_copy_batch": True, "scheduling_strategy": "SPREAD"}
@@ -217,9 +299,12 @@ class RayDataExecutor(RayExecutorBase):
                                         **kwargs)
         # no prefetching: each report is booked (and its partition checkpointed) on arrival
         names = [s.name for s in stages]
-        for batch in ds.iter_batches(batch_size=None, batch_format="pyarrow",
-                                     prefetch_batches=0):
-            for raw in batch.column("event").to_pylist():
-                for rep in cloudpickle.loads(raw) if raw else ():
-                    outputs.add(apply_report(rep, names, ctx, stats, tracker))
+        try:
+            for batch in ds.iter_batches(batch_size=None, batch_format="pyarrow",
+                                         prefetch_batches=0):
+                for raw in batch.column("event").to_pylist():
+                    for rep in cloudpickle.loads(raw) if raw else ():
+                        outputs.add(apply_report(rep, names, ctx, stats, tracker))
+        finally:
+            _Starts(run_key).clear()
         return outputs

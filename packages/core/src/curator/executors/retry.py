@@ -14,7 +14,7 @@ from curator.rejected import RejectedRecord
 from curator.tasks import Task
 
 __all__ = ["BatchOutcome", "OutcomeReport", "run_with_retries", "apply_outcome",
-           "outcome_report", "apply_report"]
+           "outcome_report", "apply_report", "worker_death_report"]
 
 
 @dataclass
@@ -85,6 +85,17 @@ def outcome_report(index: int, o: BatchOutcome, keep_outputs: bool) -> OutcomeRe
         failed=o.failed, failed_task=o.inputs[0] if o.failed is not None else None,
         consumed=[(t.partition, t.task_id) for t in o.inputs],
         produced=[(t.partition, t.task_id) for t in o.call.outputs])
+
+
+def worker_death_report(index: int, stage: Any, task: Task, deaths: int,
+                        error: str) -> OutcomeReport:
+    """The dead-worker policy's last word, the same on every executor: a batch whose worker
+    process died is split and each task retried alone; a task that has killed its worker
+    ``deaths`` times (beyond the limit) is kept whole in the rejected sink by the group's first
+    stage (pipeline ``index``), and the run goes on, not ok."""
+    failed = BatchOutcome([task], StageCall([], [], 0.0, task.num_items, 0), retries=deaths - 1,
+                          restarts=deaths, failed=failed_task_record(stage, task, error))
+    return outcome_report(index, failed, keep_outputs=False)
 
 
 def apply_report(rep: OutcomeReport, stage_names: list[str], ctx: RunContext, stats: RunStats,
