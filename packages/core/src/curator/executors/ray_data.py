@@ -70,7 +70,7 @@ class _GroupUDF:
         :func:`~curator.executors.retry.worker_death_report`): Ray retries a block whose worker
         died; the retry runs its tasks one at a time, and a task that has killed its worker more
         than ``max_retries`` times is kept whole in the rejected sink instead of run again."""
-        deaths = self.starts.block_deaths() if tasks else 0
+        deaths = self.starts.block_deaths(self.group.first) if tasks else 0
         if deaths == 0:
             return chain_reports(self.group, tasks, self.max_retries, self.worker,
                                  self.n_stages)
@@ -117,16 +117,20 @@ class _Starts:
         self._deaths = 0
         self._calls = 0
 
-    def block_deaths(self) -> int:
-        """How often the Ray task running this call (one input block) died before: 0 on its
-        first attempt. Counted once per attempt, on its first call (a retry keeps Ray's task
-        id), so the common path costs two store operations per block, not per batch."""
+    def block_deaths(self, group: int) -> int:
+        """How often the Ray task running this call of group ``group`` (one input block) died
+        before: 0 on its first attempt. Counted once per attempt, on its first call (a retry
+        keeps Ray's task id), so the common path costs two store operations per block, not per
+        batch. 0 where Ray Data calls the function in the driver (no worker to lose)."""
         import ray  # noqa: PLC0415
 
-        task = ray.get_runtime_context().get_task_id()
+        context = ray.get_runtime_context()
+        if context.worker.mode != ray._private.worker.WORKER_MODE:
+            return 0
+        task = context.get_task_id()
         if task != self._task:
             self._task, self._calls = task, 0
-            self._deaths = self.bump(f"r{task}") - 1
+            self._deaths = self.bump(f"r{group}:{task}") - 1
         self._calls += 1
         return self._deaths
 
