@@ -11,6 +11,7 @@ from curator.checkpoint import PartitionTracker
 from curator.executors.base import RunContext, StageCall, failed_task_record
 from curator.executors.stats import RunStats
 from curator.rejected import RejectedRecord
+from curator.stages.base import ProcessingStage
 from curator.tasks import Task
 
 __all__ = ["BatchOutcome", "OutcomeReport", "run_with_retries", "apply_outcome",
@@ -87,7 +88,7 @@ def outcome_report(index: int, o: BatchOutcome, keep_outputs: bool) -> OutcomeRe
         produced=[(t.partition, t.task_id) for t in o.call.outputs])
 
 
-def worker_death_report(index: int, stage: Any, task: Task, deaths: int,
+def worker_death_report(index: int, stage: ProcessingStage | str, task: Task, deaths: int,
                         error: str) -> OutcomeReport:
     """The dead-worker policy's last word, the same on every executor: a batch whose worker
     process died is split and each task retried alone; a task that has killed its worker

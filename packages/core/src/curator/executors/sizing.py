@@ -46,9 +46,7 @@ def workers_together(resources: Sequence[Resources], fixed: Sequence[int | None]
             out.append(int(n))
         elif res.requires_gpu and share_gpus:
             out.append(int(gpus / gpu_pools / (res.gpu_fraction(gpu_mem) or 1.0) + 1e-9))
-        elif res.requires_gpu:
-            out.append(workers_alone(res, None, cpus, gpus, gpu_mem))
-        else:
+        else:  # a GPU pool's count does not depend on the CPUs
             out.append(workers_alone(res, None, cpus / cpu_pools, gpus, gpu_mem))
     return out
 
