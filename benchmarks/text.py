@@ -5,6 +5,7 @@ the pipeline's own read → write.
 
     uv run python benchmarks/text.py [--corpus realistic|simple] [--docs 100000] [--files 8]
                                      [--executor local] [--repeat 2] [--workdir …]
+                                     [--fuse-stages default|off|thread|process]
     uv run python benchmarks/text.py --docs 20000 --per-filter 10000   # each filter, one core
 
 ``--corpus realistic`` (default) is benchmarks/corpus.py: real English spans, log-normal lengths
@@ -84,7 +85,9 @@ def _generate_corpus(corpus: str, raw_dir: str, docs: int, files: int) -> None:
         generate_realistic(raw_dir, docs, files)
 
 
-def build(raw_dir: str, out_dir: str, filters: bool, blocksize: str | None, workers: int = 1):
+def build(raw_dir: str, out_dir: str, filters: bool, blocksize: str | None, workers: int = 0):
+    """The pipeline; ``workers``: per stage (the top-n-gram stage twice as many), 0: the
+    executor sizes every stage (a fused group: one worker per core)."""
     from curator import Pipeline
     from curator_text import (
         BoilerPlateStringFilter,
@@ -101,12 +104,11 @@ def build(raw_dir: str, out_dir: str, filters: bool, blocksize: str | None, work
     if filters:
         stages += [ScoreFilter(WordCountFilter(min_words=50, max_words=100000)),
                    ScoreFilter(NonAlphaNumericFilter()), ScoreFilter(UrlsFilter()),
-                   # the heaviest stage gets a second worker (its Arrow/NumPy work releases the GIL)
-                   ScoreFilter(RepeatingTopNGramsFilter(n=2, max_repeating_ngram_ratio=0.2)
-                               ).with_(num_workers=2 * workers),
+                   ScoreFilter(RepeatingTopNGramsFilter(n=2, max_repeating_ngram_ratio=0.2)),
                    ScoreFilter(BoilerPlateStringFilter())]
     stages.append(JsonlWriter(path=out_dir))
-    stages = [s if s.num_workers else s.with_(num_workers=workers) for s in stages]
+    if workers:  # the heaviest stage gets twice as many (its kernel releases the GIL)
+        stages = [s.with_(num_workers=workers * (2 if "TopN" in s.name else 1)) for s in stages]
     return Pipeline("text-bench" if filters else "text-floor", stages=stages)
 
 
@@ -121,11 +123,13 @@ def kept_digest(out_dir: str) -> tuple[int, str]:
 def run_one(raw_dir: str, out_dir: str, filters: bool, args: argparse.Namespace,
             docs: int, mb: float) -> dict:
     shutil.rmtree(out_dir, ignore_errors=True)
-    pipe = build(raw_dir, out_dir, filters, args.blocksize, args.num_workers or 1)
+    pipe = build(raw_dir, out_dir, filters, args.blocksize, args.num_workers)
     with PeakRSS() as rss:
         start = time.perf_counter()
         local = args.executor == "local"
         config = {"queue_size": args.queue_size} if args.queue_size and local else {}
+        if local and args.fuse_stages != "default":
+            config["fuse_stages"] = False if args.fuse_stages == "off" else args.fuse_stages
         pipe.run(args.executor, summary=False, **config)
         wall = time.perf_counter() - start
     kept, digest = kept_digest(out_dir)
@@ -148,10 +152,14 @@ def main() -> int:
                     help="reader blocksize: small files grouped up to it, bigger ones read in "
                          "byte ranges of it ('none': one task per file)")
     ap.add_argument("--repeat", type=int, default=1)
-    ap.add_argument("--num-workers", type=int, default=1,
-                    help="workers per stage (the top-n-gram stage gets twice as many)")
+    ap.add_argument("--num-workers", type=int, default=0,
+                    help="workers per stage, the top-n-gram stage twice as many (default 0: "
+                         "the executor sizes them)")
     ap.add_argument("--queue-size", type=int, default=1,
                     help="tasks buffered between stages (local executor; 0: its default)")
+    ap.add_argument("--fuse-stages", default="default",
+                    choices=["default", "off", "thread", "process"],
+                    help="the local executor's fuse_stages (default: its own default)")
     ap.add_argument("--workdir", default=os.path.join("benchmarks", "results", "text"))
     ap.add_argument("--per-filter", type=int, default=0, metavar="DOCS",
                     help="only time each filter alone on one core on DOCS documents (e.g. 10000)")

@@ -158,10 +158,11 @@ def expected_records(parts: list[Task]) -> list[tuple[str, int]]:
 
 
 def make_executor(kind: str, address: str | None = None):
-    if kind == "local":
+    if kind.startswith("local"):  # local, local_fused_thread, local_fused_process
         from curator import LocalExecutor
 
-        return LocalExecutor(num_workers=2)
+        fuse = kind.rsplit("_", 1)[1] if kind.startswith("local_fused") else False
+        return LocalExecutor(num_workers=2, fuse_stages=fuse)
     from curator.executors.ray_actor_pool import RayActorPoolExecutor
     from curator.executors.ray_data import RayDataExecutor
 

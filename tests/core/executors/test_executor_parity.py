@@ -14,7 +14,8 @@ from tests.core.executors.stages import (
     read_records,
 )
 
-EXECUTORS = ["local", pytest.param("ray_data", marks=pytest.mark.ray),
+EXECUTORS = ["local", "local_fused_thread", "local_fused_process",
+             pytest.param("ray_data", marks=pytest.mark.ray),
              pytest.param("ray_actor_pool", marks=pytest.mark.ray)]
 
 EXPECTED = sorted((f"part{i:03d}_{half}", (3 * i + k) ** 2)

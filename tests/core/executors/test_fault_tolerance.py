@@ -19,7 +19,8 @@ from tests.core.executors.stages import (
     read_records,
 )
 
-EXECUTORS = ["local", pytest.param("ray_data", marks=pytest.mark.ray),
+EXECUTORS = ["local", "local_fused_thread", "local_fused_process",
+             pytest.param("ray_data", marks=pytest.mark.ray),
              pytest.param("ray_actor_pool", marks=pytest.mark.ray)]
 
 
@@ -52,10 +53,34 @@ def test_dead_worker_is_replaced_and_failing_task_rejected(executor, tmp_path):
     kept = cloudpickle.loads((rejected / "RaiseOn" / "part002.failed.task.pkl").read_bytes())
     assert kept.task_id == "part002" and kept.data == [36, 49, 64]  # the whole task, squared
     assert not result.ok and [str(f).split(":")[0] for f in result.failed] == ["RaiseOn/part002"]
-    if executor.name == "local":
+    if executor.name == "local":  # fused or not: DieOnce starts its group
         assert stats["DieOnce"].worker_restarts == 1
     elif executor.name == "ray_actor_pool":  # fused: counted on the group's first stage
         assert sum(s.worker_restarts for s in stats.values()) == 1
+
+
+def test_local_fused_chain_rejects_a_task_that_kills_every_worker(tmp_path):
+    """The same dead-worker policy on the local executor's fused worker processes: the batch
+    is split, the killer kept whole in the sink after max_retries + 1 deaths, the rest written
+    once each."""
+    out, markers, rejected = tmp_path / "out", tmp_path / "markers", tmp_path / "rejected"
+    markers.mkdir()
+    killer = DieOnce(str(markers), victim="part001")
+    killer.process = lambda task: os._exit(3) if task.task_id == "part001" else task
+    stages = [Square(), Square().with_(name="again", batch_size=3),
+              killer.with_(batch_size=3), JsonWriter(str(out)).with_(batch_size=3)]
+    result = Pipeline("killer", stages=stages).run(
+        make_executor("local_fused_process"), initial_tasks=make_partitions(3), max_retries=1,
+        rejected_dir=str(rejected), summary=False)
+
+    assert sorted({r[0] for r in read_records(str(out))}) == ["part000", "part002"]
+    assert len(read_records(str(out))) == 6  # three records each, none twice
+    assert not result.ok and [str(f).split(":")[0] for f in result.failed] == ["again/part001"]
+    kept = cloudpickle.loads((rejected / "again" / "part001.failed.task.pkl").read_bytes())
+    assert kept.data == [9, 16, 25]  # whole, as it entered the fused group (squared once)
+    stats = {s.name: s for s in result.stats.stages}
+    assert stats["again"].workers == stats["JsonWriter"].workers  # one group, one pool
+    assert stats["again"].worker_restarts >= 2  # the batch at least once, then the task twice
 
 
 @pytest.mark.ray

@@ -41,8 +41,9 @@ def test_a_failed_task_publishes_nothing():
 
 
 def test_peak_memory_per_stage_in_local_worker_processes():
+    # unfused, so each stage has its own worker process (fused, they would share one peak)
     result = Pipeline("memory", stages=[Parts(n=2), Hog(mb=256), Cheap()]).run(
-        LocalExecutor(num_workers=1), summary=False, progress=False)
+        LocalExecutor(num_workers=1, fuse_stages=False), summary=False, progress=False)
     assert result.ok
     source, hog, cheap = result.stats.stages
     assert hog.peak_rss_mb >= 256, hog

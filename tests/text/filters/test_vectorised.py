@@ -213,7 +213,9 @@ def test_ngram_kernels_are_cached_on_disk_and_numba_is_imported_on_first_use() -
     curator_text does not import numba."""
     from numba.core.caching import NullCache
 
-    for kernel in (_ngrams._top, _ngrams._duplicates):
+    from curator_text import _bytes
+
+    for kernel in (_ngrams._top, _ngrams._duplicates, _bytes.lut_counts, _bytes.json_strings):
         assert not isinstance(kernel._cache, NullCache)
     code = ("import sys, curator_text; f = curator_text.RepeatingTopNGramsFilter(); "
             "print('numba' in sys.modules, end=' '); f.score_batch(__import__('pyarrow')"

@@ -58,6 +58,24 @@ def test_jsonl_encoding_round_trips_awkward_values() -> None:
     assert nested[0]["tags"] == ["a"]
 
 
+def test_jsonl_strings_are_escaped_as_json_dumps_does() -> None:
+    """The compiled escaping writes each string exactly as ``json.dumps(ensure_ascii=False)``:
+    every control character, quotes, backslashes, and non-ASCII text as it is."""
+    import random
+
+    from curator_text.io.jsonl_encode import table_to_jsonl
+
+    chars = [chr(c) for c in range(160)] + ["é", "“", "\u2028", "😀", "\\", '"']
+    rng = random.Random(0)
+    texts = ["".join(rng.choice(chars) for _ in range(rng.randint(0, 40))) for _ in range(500)]
+    texts += ["".join(chars), "", None]
+    lines = table_to_jsonl(pa.table({"text": texts, "n": range(len(texts))})).decode()
+    lines = lines.split("\n")
+    assert lines.pop() == ""
+    for i, (line, text) in enumerate(zip(lines, texts, strict=True)):
+        assert line == f'{{"text":{json.dumps(text, ensure_ascii=False)},"n":{i}}}'
+
+
 def _dotted_inputs(root, rows_per_file=3):
     src = root / "src"
     src.mkdir()

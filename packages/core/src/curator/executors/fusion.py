@@ -1,5 +1,5 @@
-"""Stage fusion for the distributed executors: consecutive stages that ask for the same
-resources run back to back in one worker, so a task crosses the network once per group instead
+"""Stage fusion: consecutive stages that ask for the same resources run back to back in one
+worker, so a task crosses the network (or a process boundary, or a queue) once per group instead
 of once per stage (Ray Data fuses its own map operators the same way)."""
 
 from __future__ import annotations
@@ -7,13 +7,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
-from curator.executors.base import invoke_stage
+from curator.executors.base import ensure_setup, invoke_stage, release_stage
 from curator.executors.retry import BatchOutcome, OutcomeReport, outcome_report, run_with_retries
 from curator.resources import Resources
 from curator.stages.base import ProcessingStage
 from curator.tasks import Task
 
-__all__ = ["StageGroup", "group_stages", "run_chain", "chain_reports", "outcome_report"]
+__all__ = ["StageGroup", "group_stages", "run_chain", "chain_reports", "outcome_report",
+           "ChainJob"]
 
 
 @dataclass
@@ -106,3 +107,23 @@ def chain_reports(group: StageGroup, tasks: list[Task], max_retries: int, worker
         if index == group_last and not last:
             passed_on.extend(o.call.outputs)
     return reports, passed_on
+
+
+class ChainJob:
+    """A fused group as a worker's job (see :mod:`curator.executors.workers`): sets up every
+    member, and runs the chain with :func:`chain_reports` of a pipeline of ``n_stages``."""
+
+    def __init__(self, group: StageGroup, max_retries: int, n_stages: int) -> None:
+        self.group, self.max_retries, self.n_stages = group, max_retries, n_stages
+        self.name = group.name
+
+    def setup(self, worker: str) -> None:
+        for stage in self.group.stages:
+            ensure_setup(stage, {"worker": worker})
+
+    def __call__(self, tasks: list[Task], worker: str) -> tuple[list[OutcomeReport], list[Task]]:
+        return chain_reports(self.group, tasks, self.max_retries, worker, self.n_stages)
+
+    def release(self) -> None:
+        for stage in self.group.stages:
+            release_stage(stage)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 import queue
@@ -18,7 +19,13 @@ from curator.executors.base import (
     SourceStageError,
     StageCall,
 )
-from curator.executors.retry import apply_report, outcome_report, run_with_retries
+from curator.executors.fusion import ChainJob, StageGroup, group_stages
+from curator.executors.retry import (
+    apply_report,
+    outcome_report,
+    run_with_retries,
+    worker_death_report,
+)
 from curator.executors.sizing import workers_alone
 from curator.executors.stats import ProgressReporter, RunStats
 from curator.executors.workers import (
@@ -58,9 +65,12 @@ def plan_workers(stage: ProcessingStage, cpus: float, gpus: int,
 class LocalExecutor(BaseExecutor):
     """Runs every stage at once on different tasks, in this machine's threads and processes.
 
-    Tasks flow through bounded queues (memory stays flat as the input grows). Each stage gets
-    workers from its ``Resources`` and the machine (or ``num_workers``): threads for stages with
-    ``worker_mode="thread"``, worker processes for ``worker_mode="process"``. Worker processes are
+    Tasks flow through bounded queues (memory stays flat as the input grows). Consecutive
+    stages with equal resources are fused into one group (``fuse_stages``); each group gets
+    workers from its ``Resources`` and the machine (or ``num_workers``): threads, or worker
+    processes where a member has ``worker_mode="process"``. A dead worker process is replaced;
+    in a fused group its batch is split and retried task by task, and a task that killed it
+    more than ``max_retries`` times is kept whole in the rejected sink. Worker processes are
     fresh interpreters that receive the stage by value and never import the user's ``__main__``,
     so scripts without a main guard, ``python -c``, stdin and notebooks work. ``setup()`` runs once
     per worker, ``teardown()`` at the end. A failing task is retried, then written with its
@@ -72,6 +82,12 @@ class LocalExecutor(BaseExecutor):
             ``batch_size``).
         max_retries: overrides the run's retry count.
         cpus: cores to plan for (default: this machine's).
+        fuse_stages: ``"thread"`` (default): after the first stage, consecutive stages with
+            equal ``Resources`` and ``batch_size`` run back to back in the same worker thread,
+            so a task is handed over once per group, not once per stage (a group with a
+            ``worker_mode="process"`` member runs in worker processes). ``"process"`` (or
+            ``True``): every group in worker processes, which share no interpreter lock but
+            each import the stages' libraries. ``False``: one pool of workers per stage.
         collect_outputs: keep the output tasks on the result (default ``True``); ``False`` keeps
             only their count and paths (``result.num_outputs``, ``result.output_paths``).
     """
@@ -81,15 +97,27 @@ class LocalExecutor(BaseExecutor):
     def __init__(self, config: dict[str, Any] | None = None, **kwargs: Any) -> None:
         super().__init__({**(config or {}), **kwargs})
         unknown = set(self.config) - {"num_workers", "queue_size", "max_retries", "cpus",
-                                      "collect_outputs"}
+                                      "collect_outputs", "fuse_stages"}
         if unknown:
             raise ValueError(f"LocalExecutor: unknown config keys {sorted(unknown)}")
+        fuse = self.config.get("fuse_stages", "thread")
+        if fuse not in (False, True, "process", "thread"):
+            raise ValueError(f"LocalExecutor: fuse_stages must be False, True, 'process' or "
+                             f"'thread', got {fuse!r}")
+        self.fuse: str | None = "process" if fuse is True else (fuse or None)
 
     # -- planning ---------------------------------------------------------------------------------
-    def _workers_for(self, stage: ProcessingStage, cpus: float, gpus: int) -> int:
+    def _override(self, stage: ProcessingStage) -> int | None:
         nw = self.config.get("num_workers")
-        override = nw.get(stage.name) if isinstance(nw, dict) else nw
-        return plan_workers(stage, cpus, gpus, override)
+        return nw.get(stage.name) if isinstance(nw, dict) else nw
+
+    def _workers_for(self, group: StageGroup, cpus: float, gpus: int) -> int:
+        return workers_alone(group.resources, group.num_workers(self._override), cpus, gpus)
+
+    def groups(self, stages: list[ProcessingStage]) -> list[StageGroup]:
+        """The units of scheduling: one stage each, or fused groups (``fuse_stages``)."""
+        return [StageGroup(0, stages[:1]),
+                *group_stages(stages[1:], first=1, fuse=self.fuse is not None)]
 
     def execute(self, stages: list[ProcessingStage], initial_tasks: list[Task] | None = None,
                 *, context: RunContext | None = None) -> RunResult:
@@ -101,9 +129,9 @@ class LocalExecutor(BaseExecutor):
         return self.finish(ctx, run.stats, outputs)
 
 
-def _processes_available(stages: list[ProcessingStage]) -> bool:
+def _processes_available(stages: list[ProcessingStage], fused: bool = False) -> bool:
     """Whether worker processes can start here; else warn once that threads run them."""
-    wanted = [s.name for s in stages if s.worker_mode == "process"]
+    wanted = [s.name for s in stages if s.worker_mode == "process" or fused]
     if not wanted or worker_command(0) is not None:
         return True
     warnings.warn(f"LocalExecutor: this Python cannot start worker processes (no executable), so "
@@ -113,22 +141,25 @@ def _processes_available(stages: list[ProcessingStage]) -> bool:
 
 
 class _LocalRun:
-    """One execution: queues, worker threads, bookkeeping."""
+    """One execution: queues, worker threads, bookkeeping. Workers serve groups of stages (one
+    stage each unless ``fuse_stages``); queue ``g`` feeds group ``g``."""
 
     def __init__(self, executor: LocalExecutor, stages: list[ProcessingStage],
                  initial: list[Task], ctx: RunContext) -> None:
         self.stages = stages
         self.ctx = ctx
+        self.fuse = executor.fuse
         self.stats = RunStats.for_stages([s.name for s in stages], executor="local")
         cpus = float(executor.config.get("cpus") or os.cpu_count() or 1)
         gpus = available_gpus() if any(s.resources.requires_gpu for s in stages) else 0
-        self.n_workers = [executor._workers_for(s, cpus, gpus) for s in stages]
+        self.groups = executor.groups(stages)
+        self.n_workers = [executor._workers_for(g, cpus, gpus) for g in self.groups]
         self.n_workers[0] = min(self.n_workers[0], max(1, len(initial)))
         qsize = executor.config.get("queue_size")
         self.queues: list[queue.Queue] = [queue.Queue()]
-        for s, n in zip(stages[1:], self.n_workers[1:], strict=True):
-            self.queues.append(queue.Queue(maxsize=qsize or max(2 * n + 2, s.batch_size * (n + 1))))
-        self.processes = _processes_available(stages)
+        for g, n in zip(self.groups[1:], self.n_workers[1:], strict=True):
+            self.queues.append(queue.Queue(maxsize=qsize or max(2 * n + 2, g.batch_size * (n + 1))))
+        self.processes = _processes_available(stages, self.fuse == "process")
         self.stop = threading.Event()
         self.fatal: list[BaseException] = []
         self.results = OutputCollector(bool(executor.config.get("collect_outputs", True)))
@@ -140,9 +171,10 @@ class _LocalRun:
         self.initial = initial
 
     def run(self) -> OutputCollector:
-        for i, stage in enumerate(self.stages):
-            self.stats.stages[i].workers = self.n_workers[i]
-            stage.setup_on_node({"node": "local"}, {})
+        for g, group in enumerate(self.groups):
+            for i, stage in zip(group.indices, group.stages, strict=True):
+                self.stats.stages[i].workers = self.n_workers[g]
+                stage.setup_on_node({"node": "local"}, {})
         first = self.initial
         if not isinstance(first[0], EmptyTask):
             for t in first:
@@ -154,9 +186,9 @@ class _LocalRun:
             self.queues[0].put(t)
         for _ in range(self.n_workers[0]):
             self.queues[0].put(_END)
-        threads = [threading.Thread(target=self._worker, args=(i, w), daemon=True,
-                                    name=f"curator-{s.name}-{w}")
-                   for i, s in enumerate(self.stages) for w in range(self.n_workers[i])]
+        threads = [threading.Thread(target=self._worker, args=(g, w), daemon=True,
+                                    name=f"curator-{group.name}-{w}")
+                   for g, group in enumerate(self.groups) for w in range(self.n_workers[g])]
         start = time.perf_counter()
         try:
             if self.ctx.progress:
@@ -207,33 +239,42 @@ class _LocalRun:
                 continue
         return _END
 
-    def _take_batch(self, i: int) -> tuple[list[Task], bool]:
-        size = self.stages[i].batch_size
+    def _take_batch(self, g: int) -> tuple[list[Task], bool]:
+        size = self.groups[g].batch_size
         batch: list[Task] = []
         while len(batch) < size:
-            item = self._get(self.queues[i])
+            item = self._get(self.queues[g])
             if item is _END:
                 return batch, True
             batch.append(item)
         return batch, False
 
     # -- workers ----------------------------------------------------------------------------------
-    def _worker(self, i: int, w: int) -> None:
-        stage = self.stages[i]
-        name = f"{stage.name}-{w}"
+    def _runner(self, group: StageGroup, name: str) -> ThreadWorker | ProcessWorker:
+        """A worker for ``group``: its stage, or its chain (fused), in a thread or a process."""
+        fused = len(group.stages) > 1
+        work = (ChainJob(group, self.ctx.max_retries, len(self.stages)) if fused
+                else group.stages[0])
+        in_process = ((self.fuse == "process" and group.first > 0)
+                      or any(s.worker_mode == "process" for s in group.stages))
+        if in_process and self.processes:
+            runner = ProcessWorker(work, name)
+            with self.lock:
+                self.procs.append(runner)
+            return runner
+        return ThreadWorker(work, name)
+
+    def _worker(self, g: int, w: int) -> None:
+        group = self.groups[g]
         runner: ThreadWorker | ProcessWorker | None = None
         try:
-            if stage.worker_mode == "process" and self.processes:
-                runner = ProcessWorker(stage, name)
-                with self.lock:
-                    self.procs.append(runner)
-            else:
-                runner = ThreadWorker(stage, name)
+            runner = self._runner(group, f"{group.name}-{w}")
+            handle = self._handle_chain if len(group.stages) > 1 else self._handle
             ended = False
             while not ended and not self.stop.is_set():
-                batch, ended = self._take_batch(i)
+                batch, ended = self._take_batch(g)
                 if batch:
-                    self._handle(i, runner, batch)
+                    handle(g, runner, batch)
         except StageSetupError as exc:
             self.fatal.append(exc)
             self.stop.set()
@@ -246,15 +287,15 @@ class _LocalRun:
                     runner.close()
                 except Exception as exc:  # noqa: BLE001
                     self.fatal.append(exc)
-            self._worker_exit(i)
+            self._worker_exit(g)
 
-    def _worker_exit(self, i: int) -> None:
+    def _worker_exit(self, g: int) -> None:
         with self.lock:
-            self.alive[i] -= 1
-            last = self.alive[i] == 0
-        if last and i + 1 < len(self.stages):
-            for _ in range(self.n_workers[i + 1]):
-                self._put(self.queues[i + 1], _END)
+            self.alive[g] -= 1
+            last = self.alive[g] == 0
+        if last and g + 1 < len(self.groups):
+            for _ in range(self.n_workers[g + 1]):
+                self._put(self.queues[g + 1], _END)
 
     def _call(self, i: int, runner: Any, batch: list[Task]) -> StageCall:
         """One attempt; a dead worker process is replaced and the attempt counts as failed."""
@@ -265,9 +306,19 @@ class _LocalRun:
             runner.restart()
             return StageCall([], [], 0.0, 0, 0, error=str(exc))
 
-    def _handle(self, i: int, runner: Any, batch: list[Task]) -> None:
+    def _pass_on(self, g: int, outputs: list[Task]) -> None:
+        """The outputs of group ``g``: the run's results, or the next group's input."""
+        if g + 1 == len(self.groups):
+            with self.lock:
+                self.results.add(outputs)
+            return
+        for out in outputs:
+            if not self._put(self.queues[g + 1], out):
+                return
+
+    def _handle(self, g: int, runner: Any, batch: list[Task]) -> None:
+        i = self.groups[g].first
         stage = self.stages[i]
-        last = i + 1 == len(self.stages)
         call_once = functools.partial(self._call, i, runner)
         for outcome in run_with_retries(stage.name, call_once, batch, self.ctx.max_retries):
             inputs, call = outcome.inputs, outcome.call
@@ -283,10 +334,30 @@ class _LocalRun:
             # booked before the outputs move on, so the tracker counts them before they are
             # consumed downstream
             apply_report(report, self.names, self.ctx, self.stats, self.tracker)
-            if last:
-                with self.lock:
-                    self.results.add(call.outputs)
+            self._pass_on(g, call.outputs)
+
+    def _handle_chain(self, g: int, runner: Any, batch: list[Task], deaths: int = 0) -> None:
+        """Run a fused group's chain (each stage retried by the shared policy inside it); a
+        batch whose worker process died is split and each task retried alone, and a task that
+        killed it more than ``max_retries`` times is kept whole in the rejected sink."""
+        group = self.groups[g]
+        try:
+            reports, passed_on = runner.call(batch)
+        except WorkerDied as exc:
+            self.stats.bump(group.first, "worker_restarts")
+            runner.restart()
+            if len(batch) > 1:
+                for task in batch:
+                    self._handle_chain(g, runner, [task])
+            elif deaths + 1 > self.ctx.max_retries:
+                report = worker_death_report(group.first, group.stages[0], batch[0], deaths + 1,
+                                             str(exc))
+                apply_report(dataclasses.replace(report, restarts=0), self.names, self.ctx,
+                             self.stats, self.tracker)
             else:
-                for out in call.outputs:
-                    if not self._put(self.queues[i + 1], out):
-                        return
+                self._handle_chain(g, runner, batch, deaths + 1)
+            return
+        outputs: list[Task] = []  # the run's, when this group ends the pipeline
+        for report in reports:  # booked before the outputs move on (see _handle)
+            outputs += apply_report(report, self.names, self.ctx, self.stats, self.tracker)
+        self._pass_on(g, outputs if g + 1 == len(self.groups) else passed_on)

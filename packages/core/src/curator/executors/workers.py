@@ -1,4 +1,6 @@
-"""Stage workers for the local executor: in a thread of this process, or in a worker process."""
+"""Stage workers for the local executor: in a thread of this process, or in a worker process.
+A worker runs a *job*: one stage (:class:`StageJob`) or anything with the same four members,
+such as a chain of fused stages (:class:`curator.executors.fusion.ChainJob`)."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ import sys
 import traceback
 from multiprocessing import spawn
 from multiprocessing.connection import Connection
+from typing import Any
 
 import cloudpickle
 
@@ -18,8 +21,8 @@ from curator.executors.base import StageCall, ensure_setup, invoke_stage, releas
 from curator.stages.base import ProcessingStage
 from curator.tasks import Task
 
-__all__ = ["WorkerDied", "StageSetupError", "ThreadWorker", "ProcessWorker", "child_main",
-           "worker_command"]
+__all__ = ["WorkerDied", "StageSetupError", "StageJob", "ThreadWorker", "ProcessWorker",
+           "child_main", "worker_command"]
 
 
 class WorkerDied(RuntimeError):
@@ -30,34 +33,56 @@ class StageSetupError(RuntimeError):
     """A stage's ``setup()`` raised: the run cannot go on without that stage."""
 
 
-class ThreadWorker:
-    """Runs its own copy of a stage in the calling thread."""
+class StageJob:
+    """One stage as a worker's job: ``setup(worker)``, ``job(tasks, worker)`` (never raises),
+    ``release()``, and ``name`` for messages."""
 
-    def __init__(self, stage: ProcessingStage, name: str) -> None:
+    def __init__(self, stage: ProcessingStage) -> None:
+        self.stage, self.name = stage, stage.name
+
+    def setup(self, worker: str) -> None:
+        ensure_setup(self.stage, {"worker": worker})
+
+    def __call__(self, tasks: list[Task], worker: str) -> StageCall:
+        return invoke_stage(self.stage, tasks, worker)
+
+    def release(self) -> None:
+        release_stage(self.stage)
+
+
+def _job(work: Any) -> Any:
+    return StageJob(work) if isinstance(work, ProcessingStage) else work
+
+
+class ThreadWorker:
+    """Runs its own copy of a stage (or job) in the calling thread."""
+
+    def __init__(self, work: ProcessingStage | Any, name: str) -> None:
         self.name = name
-        self.stage = copy.deepcopy(stage)
+        self.job = copy.deepcopy(_job(work))
         try:
-            ensure_setup(self.stage, {"worker": name})  # serialised across threads
+            self.job.setup(name)  # serialised across threads
         except Exception as exc:
-            raise StageSetupError(f"{stage.name}.setup() failed in worker {name}:\n"
+            raise StageSetupError(f"{self.job.name}.setup() failed in worker {name}:\n"
                                   f"{traceback.format_exc()}") from exc
 
-    def call(self, tasks: list[Task]) -> StageCall:
-        return invoke_stage(self.stage, tasks, self.name)
+    def call(self, tasks: list[Task]) -> Any:
+        return self.job(tasks, self.name)
 
     def restart(self) -> None:  # a thread cannot die without taking the process with it
         pass
 
     def close(self) -> None:
-        release_stage(self.stage)
+        self.job.release()
 
 
 def child_main(fd: int) -> None:
     """Body of a worker process (``python -m curator.executors._worker FD``).
 
-    Receives the parent's ``sys.path`` and its name, then the stage (cloudpickle), runs
-    ``setup()`` and answers one ``StageCall`` per list of tasks until it gets ``None`` or the
-    pipe closes. It never imports the parent's ``__main__``: stages arrive by value.
+    Receives the parent's ``sys.path`` and its name, then the job (cloudpickle), runs its
+    ``setup()`` and answers one result (a ``StageCall`` for a stage) per list of tasks until it
+    gets ``None`` or the pipe closes. It never imports the parent's ``__main__``: stages arrive
+    by value.
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and stops us
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # unwind: atomic writes clean up
@@ -67,8 +92,8 @@ def child_main(fd: int) -> None:
     except (EOFError, OSError):
         return
     try:
-        stage: ProcessingStage = cloudpickle.loads(conn.recv_bytes())
-        ensure_setup(stage, {"worker": name})
+        job = cloudpickle.loads(conn.recv_bytes())
+        job.setup(name)
     except BaseException:  # noqa: BLE001
         conn.send_bytes(cloudpickle.dumps(("setup_error", traceback.format_exc())))
         return
@@ -81,8 +106,8 @@ def child_main(fd: int) -> None:
         tasks = cloudpickle.loads(msg)
         if tasks is None:
             break
-        conn.send_bytes(cloudpickle.dumps(invoke_stage(stage, tasks, name)))
-    release_stage(stage)
+        conn.send_bytes(cloudpickle.dumps(job(tasks, name)))
+    job.release()
 
 
 def worker_command(fd: int) -> list[str] | None:
@@ -95,7 +120,8 @@ def worker_command(fd: int) -> list[str] | None:
 
 
 class ProcessWorker:
-    """Runs a stage in a fresh Python process; tasks and results cross a pipe (cloudpickle).
+    """Runs a stage (or job) in a fresh Python process; tasks and results cross a pipe
+    (cloudpickle).
 
     The process runs ``python -m curator.executors._worker``, not the user's script, so a script
     without ``if __name__ == "__main__":``, ``python -c``, stdin and notebooks all work. If it
@@ -103,11 +129,13 @@ class ProcessWorker:
     :meth:`restart` starts a fresh one (running ``setup()`` again).
     """
 
-    def __init__(self, stage: ProcessingStage, name: str, setup_timeout: float = 600.0) -> None:
-        self.stage_name = stage.name
+    def __init__(self, work: ProcessingStage | Any, name: str,
+                 setup_timeout: float = 600.0) -> None:
+        job = _job(work)
+        self.stage_name = job.name
         self.name = name
         self.setup_timeout = setup_timeout
-        self.stage_bytes = cloudpickle.dumps(stage)
+        self.stage_bytes = cloudpickle.dumps(job)
         self.restarts = 0
         self._start()
 
@@ -148,7 +176,7 @@ class ProcessWorker:
         except subprocess.TimeoutExpired:
             return None
 
-    def call(self, tasks: list[Task]) -> StageCall:
+    def call(self, tasks: list[Task]) -> Any:
         try:
             self.conn.send_bytes(cloudpickle.dumps(tasks))
             data = self.conn.recv_bytes()

@@ -47,6 +47,13 @@ def chunked(method: Callable) -> Callable:
     return score
 
 
+@cache
+def _kernels():  # noqa: ANN202 - the module; numba is imported on first use, not with curator_text
+    from curator_text import _bytes  # noqa: PLC0415
+
+    return _bytes
+
+
 def np_bool(arr: pa.Array) -> np.ndarray:
     """A boolean Arrow array as NumPy (nulls as False) without pyarrow's pandas-backed path."""
     if isinstance(arr, pa.ChunkedArray):
@@ -150,7 +157,7 @@ def class_count(texts: pa.Array, ascii_chars: str, char_class: str | None = None
     if char_class is None:
         is_ascii[:] = True
     if is_ascii.any():
-        out[is_ascii] = segment_counts(_lut(ascii_chars)[buf], offsets)[is_ascii]
+        out[is_ascii] = _kernels().lut_counts(buf, offsets, _lut(ascii_chars))[is_ascii]
     if not is_ascii.all():
         mask = ~is_ascii
         sub = texts.filter(pa.array(mask))

@@ -1,5 +1,5 @@
-"""Fast JSON Lines encoding of an Arrow table with ``pyarrow.compute`` (strings, numbers,
-booleans, nulls); other column types fall back to pandas."""
+"""Fast JSON Lines encoding of an Arrow table: strings escaped by one compiled pass, numbers,
+booleans and nulls with ``pyarrow.compute``; other column types fall back to pandas."""
 
 from __future__ import annotations
 
@@ -7,26 +7,27 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-__all__ = ["table_to_jsonl"]
-
-_ESCAPES = [("\\", "\\\\"), ('"', '\\"'), ("\n", "\\n"), ("\r", "\\r"), ("\t", "\\t"),
-            ("\b", "\\b"), ("\f", "\\f")]
-_OTHER_CONTROL = r"[\x00-\x07\x0b\x0e-\x1f]"
+__all__ = ["table_to_jsonl", "jsonl_view"]
 
 
 def _json_string(col: pa.Array) -> pa.Array:
-    for old, new in _ESCAPES:
-        col = pc.replace_substring(col, old, new)
-    if pc.any(pc.match_substring_regex(col, _OTHER_CONTROL)).as_py():
-        for code in [*range(0, 8), 11, *range(14, 32)]:
-            col = pc.replace_substring(col, chr(code), f"\\u{code:04x}")
-    return pc.binary_join_element_wise('"', col, '"', "")
+    """Every string of ``col`` as a JSON string literal (one compiled pass; nulls stay null)."""
+    from curator_text import _bytes  # noqa: PLC0415 - imports numba, so only when writing
+    from curator_text.filters._vec import text_bytes  # noqa: PLC0415
+
+    data, offsets = _bytes.json_strings(*text_bytes(col))
+    large = offsets[-1] >= 2**31
+    out = pa.Array.from_buffers(pa.large_string() if large else pa.string(), len(col), [
+        None, pa.py_buffer(offsets if large else offsets.astype(np.int32)), pa.py_buffer(data)])
+    if col.null_count:
+        out = pc.if_else(pc.is_valid(col), out, pa.scalar(None, out.type))
+    return out
 
 
 def _encode(col: pa.Array) -> pa.Array | None:
     t = col.type
     if pa.types.is_string(t) or pa.types.is_large_string(t):
-        out = _json_string(col.cast(pa.string()))
+        out = _json_string(col)
     elif pa.types.is_boolean(t):
         out = pc.if_else(col, "true", "false")
     elif pa.types.is_integer(t):
@@ -43,20 +44,28 @@ def _encode(col: pa.Array) -> pa.Array | None:
 
 def table_to_jsonl(table: pa.Table) -> bytes:
     """The table as JSON Lines (UTF-8, one object per row, ending with a newline)."""
+    return bytes(jsonl_view(table))
+
+
+def jsonl_view(table: pa.Table) -> memoryview | bytes:
+    """:func:`table_to_jsonl` without the final copy: a view of the encoded Arrow buffer."""
     if table.num_rows == 0:
         return b""
-    parts: list[pa.Array] = []
+    parts: list[pa.Array | str] = []
     for i, name in enumerate(table.column_names):
         encoded = _encode(table.column(i).combine_chunks())
         if encoded is None:
             df = table.to_pandas()
             return df.to_json(orient="records", lines=True, force_ascii=False).encode()
         key = _json_string(pa.array([name]))[0].as_py()
-        parts += [pa.scalar(("{" if i == 0 else ",") + key + ":"), encoded]
-    parts.append(pa.scalar("}\n"))
+        parts += [("{" if i == 0 else ",") + key + ":", encoded]
+    parts.append("}\n")
+    kind = pa.large_string() if any(pa.types.is_large_string(p.type) for p in parts
+                                     if isinstance(p, pa.Array)) else pa.string()
+    parts = [pa.scalar(p, kind) if isinstance(p, str) else p.cast(kind) for p in parts]
     lines = pc.binary_join_element_wise(*parts, "")
     # the rows are contiguous in the string data buffer: its slice is the whole file
     off_type = np.int64 if pa.types.is_large_string(lines.type) else np.int32
     off = np.frombuffer(lines.buffers()[1], dtype=off_type)[
         lines.offset:lines.offset + len(lines) + 1]
-    return memoryview(lines.buffers()[2])[int(off[0]):int(off[-1])].tobytes()
+    return memoryview(lines.buffers()[2])[int(off[0]):int(off[-1])]

@@ -3,7 +3,6 @@ DocumentBatch. Bad lines and unreadable files go to the rejected sink; the run g
 
 from __future__ import annotations
 
-import io as _io
 import json
 from dataclasses import dataclass
 from typing import ClassVar
@@ -79,11 +78,11 @@ class JsonlReaderStage(_ReaderStage):
         import pyarrow.json as pj  # noqa: PLC0415
 
         raw, offset = _read_range(path, task.metadata.get(BYTE_RANGE_KEY))
-        if not raw.strip():
+        if not raw or raw.isspace():  # (not strip(): that copies the block)
             return None
         try:
-            return pj.read_json(_io.BytesIO(raw), read_options=pj.ReadOptions(block_size=_BLOCK,
-                                                                  use_threads=False))
+            return pj.read_json(pa.BufferReader(raw), read_options=pj.ReadOptions(
+                block_size=_BLOCK, use_threads=False))
         except (pa.ArrowInvalid, pa.ArrowTypeError):
             return self._read_lines(task, path, raw, offset)
 

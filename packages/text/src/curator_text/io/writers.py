@@ -14,7 +14,7 @@ from curator.errors import ConfigError
 from curator.io import atomic_write, file_stem
 from curator.output_dir import ManagedOutput, SaveMode, check_mode
 
-from curator_text.io.jsonl_encode import table_to_jsonl
+from curator_text.io.jsonl_encode import jsonl_view
 from curator_text.tasks import DocumentBatch
 
 __all__ = ["JsonlWriter", "ParquetWriter"]
@@ -106,7 +106,7 @@ class JsonlWriter(_Writer):
 
     def write_table(self, table: pa.Table, path: str) -> None:
         with atomic_write(path, "wb") as fh:
-            fh.write(table_to_jsonl(table))
+            fh.write(jsonl_view(table))
 
 
 @dataclass
