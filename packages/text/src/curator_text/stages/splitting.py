@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import pandas as pd
 from curator import ProcessingStage
 from curator.errors import ConfigError
 
 from curator_text.tasks import DocumentBatch
+
+if TYPE_CHECKING:  # pandas is imported where a stage runs, not with curator_text (0.2 s)
+    import pandas as pd
 
 __all__ = ["DocumentSplitter", "DocumentJoiner"]
 
@@ -93,6 +96,8 @@ class DocumentJoiner(ProcessingStage[DocumentBatch, DocumentBatch]):
                    else "first" for c in df.columns if c != self.document_id_field}
             joined = df.groupby(self.document_id_field, as_index=False).agg(agg)
         else:
+            import pandas as pd  # noqa: PLC0415
+
             parts = [self._join_limited(g) for _, g in df.groupby(self.document_id_field)]
             joined = pd.concat(parts, ignore_index=True) if parts else df.iloc[0:0]
         if self.drop_segment_id_field and self.segment_id_field in joined.columns:
@@ -114,4 +119,4 @@ class DocumentJoiner(ProcessingStage[DocumentBatch, DocumentBatch]):
             cur = row.copy()
             cur[self.segment_id_field] = len(rows)
         rows.append(cur)
-        return pd.DataFrame(rows)
+        return type(group)(rows)
