@@ -361,6 +361,8 @@ def test_plan_workers_and_config_validation():
     assert plan_workers(s, cpus=8, gpus=0, override=2) == 2
     with pytest.raises(ValueError, match="unknown config keys"):
         LocalExecutor(queue_sise=3)
+    with pytest.raises(ValueError, match="fuse_stages must be False, True, 'process' or"):
+        LocalExecutor(fuse_stages="yes")
 
 
 CTRL_C_SCRIPT = textwrap.dedent("""

@@ -112,7 +112,8 @@ class LocalExecutor(BaseExecutor):
         return nw.get(stage.name) if isinstance(nw, dict) else nw
 
     def _workers_for(self, group: StageGroup, cpus: float, gpus: int) -> int:
-        return workers_alone(group.resources, group.num_workers(self._override), cpus, gpus)
+        # the members ask for the same resources; the group's count is its largest fixed one
+        return plan_workers(group.stages[0], cpus, gpus, group.num_workers(self._override))
 
     def groups(self, stages: list[ProcessingStage]) -> list[StageGroup]:
         """The units of scheduling: one stage each, or fused groups (``fuse_stages``)."""

@@ -14,6 +14,7 @@ import numba as nb
 import numpy as np
 import pyarrow as pa
 
+from curator_text._bytes import jit
 from curator_text.filters._vec import text_bytes, ws_mask
 
 __all__ = ["top_ngram_scores", "duplicate_ngram_scores", "ALL_BITS"]
@@ -21,7 +22,7 @@ __all__ = ["top_ngram_scores", "duplicate_ngram_scores", "ALL_BITS"]
 ALL_BITS = np.uint64(0xFFFFFFFFFFFFFFFF)
 _FNV_OFFSET = np.uint64(0xCBF29CE484222325)
 _FNV_PRIME = np.uint64(0x100000001B3)
-_jit = nb.njit(cache=True, nogil=True)
+_jit = jit
 _inline = nb.njit(cache=True, nogil=True, inline="always")  # inlined by numba: no call costs
 
 
