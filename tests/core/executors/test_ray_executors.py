@@ -33,8 +33,8 @@ class AddOne(ProcessingStage):
 
 
 def test_stages_with_setup_are_detected():
-    assert ray_common.has_setup(AddOne()) and ray_common.has_setup(SplitInTwo())
-    assert not ray_common.has_setup(Square())
+    assert AddOne().has_worker_state and SplitInTwo().has_worker_state
+    assert not Square().has_worker_state
 
 
 def test_unknown_config_key_is_refused():

@@ -88,3 +88,22 @@ def test_score_bucketer() -> None:
     assert out.to_pyarrow()["quality_bucket"].to_pylist() == ["high", "medium", "low", "low"]
     with pytest.raises(ValueError, match="low"):
         ScoreBucketer(high=0.1, low=0.5)
+
+
+class _LoadsAModel(DocumentFilter):
+    def setup(self) -> None:
+        self.model = object()
+
+    def score_document(self, text: str) -> int:
+        return 1
+
+    def keep_document(self, score: int) -> bool:
+        return True
+
+
+def test_only_filters_with_a_setup_ask_for_a_long_lived_worker() -> None:
+    # Ray Data runs stages without worker state as tasks (no actor start-up per run)
+    assert not ScoreFilter(WordCountFilter()).has_worker_state
+    assert not Filter(lambda s: s > 0, filter_field="n").has_worker_state
+    assert ScoreFilter(_LoadsAModel()).has_worker_state
+    assert ScoreFilter([WordCountFilter(), _LoadsAModel()]).has_worker_state

@@ -167,3 +167,17 @@ def test_vectorised_modifiers_match_python_re_on_random_text(cls) -> None:
     ref = _nemo_reference()[cls]
     got = cls().modify_batch(pa.array(texts, pa.string())).to_pylist()
     assert got == [ref(t) for t in texts]
+
+
+class _LoadsALexicon(DocumentModifier):
+    def setup(self) -> None:
+        self.lexicon = {"a": "b"}
+
+    def modify_document(self, text: str) -> str:
+        return text
+
+
+def test_only_modifiers_with_a_setup_ask_for_a_long_lived_worker() -> None:
+    assert not Modify(UrlRemover()).has_worker_state
+    assert not Modify(str.upper).has_worker_state
+    assert Modify([UrlRemover(), _LoadsALexicon()]).has_worker_state

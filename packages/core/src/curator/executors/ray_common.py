@@ -33,7 +33,7 @@ from curator.paths import warn_node_local_paths
 from curator.stages.base import ProcessingStage
 from curator.tasks import EmptyTask, Task
 
-__all__ = ["RayExecutorBase", "ray_session", "has_setup", "BatchOutcome", "run_with_retries", "apply_outcome",
+__all__ = ["RayExecutorBase", "ray_session", "BatchOutcome", "run_with_retries", "apply_outcome",
            "node_gpu_memory_gb", "stage_override", "PartitionTracker", "start_tasks", "apply_report"]
 
 
@@ -53,12 +53,6 @@ def ray_session(config: dict[str, Any]) -> Iterator[Any]:
         yield client
     finally:
         client.stop()
-
-
-def has_setup(stage: ProcessingStage) -> bool:
-    """Whether the stage overrides ``setup`` or ``teardown`` (so it needs a long-lived actor)."""
-    klass = type(stage)
-    return klass.setup is not ProcessingStage.setup or klass.teardown is not ProcessingStage.teardown
 
 
 def stage_override(config: dict[str, Any], key: str, stage: ProcessingStage) -> Any:

@@ -11,6 +11,7 @@ from typing import Any, ClassVar, Generic, Literal, TypeVar
 from curator.rejected import RejectedRecord
 from curator.resources import Resources
 from curator.tasks import Task
+from curator.stages.lifecycle import overrides
 
 __all__ = ["ProcessingStage", "CompositeStage", "StageIO", "get_stage_class"]
 
@@ -137,6 +138,13 @@ class ProcessingStage(ABC, Generic[X, Y]):
 
     def teardown(self) -> None:
         """Runs once per worker after its last task (free models, close files)."""
+
+    @property
+    def has_worker_state(self) -> bool:
+        """Whether ``setup``/``teardown`` hold something worth a long-lived worker (a model, a
+        client), so Ray Data runs the stage in an actor pool rather than as stateless tasks.
+        Default: the class overrides either; a wrapper stage answers for what it wraps."""
+        return overrides(self, ProcessingStage, "setup", "teardown")
 
     # ---- rejected records ----------------------------------------------------------------------
     def reject(self, task: Task | None, reason: str, *, record: dict[str, Any] | None = None,

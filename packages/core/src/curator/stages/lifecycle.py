@@ -11,7 +11,7 @@ import threading
 import weakref
 from typing import Any, TypeVar
 
-__all__ = ["ensure_setup", "release_stage"]
+__all__ = ["ensure_setup", "release_stage", "overrides"]
 
 T = TypeVar("T")
 
@@ -23,6 +23,12 @@ _SET_UP: weakref.WeakValueDictionary[int, Any] = weakref.WeakValueDictionary()
 object reusing the id is not taken for set up; copies and unpickled objects are never in it)."""
 _PINNED: dict[int, Any] = {}
 """The same for objects that cannot be weakly referenced (held until :func:`release_stage`)."""
+
+
+def overrides(obj: Any, base: type, *names: str) -> bool:
+    """Whether ``obj``'s class replaces any of ``base``'s methods ``names`` (e.g. ``setup``)."""
+    klass = type(obj)
+    return any(getattr(klass, n, None) is not getattr(base, n) for n in names)
 
 
 def _forget_all() -> None:

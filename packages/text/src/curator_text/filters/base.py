@@ -13,7 +13,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from curator.errors import ConfigError
 from curator.stages.filter import FilterStage, numeric_bounds, reject_filtered
-from curator.stages.lifecycle import ensure_setup
+from curator.stages.lifecycle import ensure_setup, overrides
 
 from curator_text.tasks import DocumentBatch
 
@@ -181,6 +181,12 @@ class _FilterStage(FilterStage[DocumentBatch]):
         for step in self._steps:  # NeMo Curator's hook for filters that fetch a model
             if hasattr(step.filter, "model_check_or_download"):
                 step.filter.model_check_or_download()
+
+    @property
+    def has_worker_state(self) -> bool:
+        return overrides(self, _FilterStage, "setup", "teardown") or any(
+            overrides(s.filter, DocumentFilter, "setup") or hasattr(s.filter, "load_model")
+            or hasattr(s.filter, "load_tokenizer") for s in self._steps)
 
     def setup(self, worker_metadata: dict[str, Any] | None = None) -> None:
         for step in self._steps:

@@ -10,7 +10,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from curator import ProcessingStage
 from curator.errors import ConfigError
-from curator.stages.lifecycle import ensure_setup
+from curator.stages.lifecycle import ensure_setup, overrides
 
 from curator_text.tasks import DocumentBatch
 
@@ -96,6 +96,12 @@ class Modify(ProcessingStage[DocumentBatch, DocumentBatch]):
 
     def outputs(self):
         return ["data"], sorted(set(self._outputs))
+
+    @property
+    def has_worker_state(self) -> bool:
+        return overrides(self, Modify, "setup", "teardown") or any(
+            isinstance(m, DocumentModifier) and overrides(m, DocumentModifier, "setup")
+            for m in self._mods)
 
     def setup(self, worker_metadata: dict[str, Any] | None = None) -> None:
         for m in self._mods:
