@@ -2,8 +2,13 @@
 present) with a random DeBERTa-v3 checkpoint in NVIDIA's layout, TokenizerStage tokens/s against
 the bare tokenizer loop in the same run, and PII redaction docs/s.
 
-    uv run python benchmarks/classifiers.py [--docs 256] [--size small|base] [--tok-docs 20000]
-                                            [--pii-docs 200] [--workdir benchmarks/results/cls]
+    uv run python benchmarks/classifiers.py [--docs 256] [--gpu-docs N] [--size small|base]
+                                            [--tok-docs 20000] [--pii-docs 200]
+                                            [--workdir benchmarks/results/cls]
+
+``--docs`` documents go through the CPU run and ``--gpu-docs`` (default 8 x ``--docs``) through
+the GPU run; ``--docs 0`` skips the CPU run (a base-sized model is slow there). The GPU run also
+reports the mean NVML utilisation and the peak GPU memory PyTorch allocated.
 
 ``--size small`` (default) is a 4-layer, 256-wide DeBERTa (keeps CPU runs short); ``base`` is
 deberta-v3-base's shape (768 x 12) with a 32k-word vocabulary.
@@ -94,6 +99,11 @@ class GpuBusy:
     def fraction(self) -> float:
         return sum(s > 0 for s in self.samples) / max(len(self.samples), 1)
 
+    @property
+    def mean(self) -> float:
+        """Mean NVML utilisation (0..1): the share of time a kernel was running."""
+        return sum(self.samples) / max(len(self.samples), 1) / 100
+
 
 def bench_classifier(model_dir: str, texts: list[str], gpu: bool) -> dict:
     import pyarrow as pa
@@ -110,6 +120,11 @@ def bench_classifier(model_dir: str, texts: list[str], gpu: bool) -> dict:
     pipe = Pipeline("cls", stages=[clf])
     pipe.run(initial_tasks=tasks[:1], summary=False)  # warm-up: load the model once
     busy = None
+    if gpu:
+        import torch
+
+        torch.cuda.synchronize()
+        torch.cuda.reset_peak_memory_stats()
     start = time.perf_counter()
     if gpu:
         with GpuBusy() as busy:
@@ -121,8 +136,40 @@ def bench_classifier(model_dir: str, texts: list[str], gpu: bool) -> dict:
     res = {"device": "cuda" if gpu else "cpu", "docs": len(texts), "seconds": round(secs, 2),
            "docs_per_s": round(len(texts) / secs, 1)}
     if busy is not None:
+        import torch
+
         res["gpu_busy_fraction"] = round(busy.fraction, 3)
+        res["gpu_util_mean"] = round(busy.mean, 3)
+        res["gpu_max_memory_allocated_mib"] = round(torch.cuda.max_memory_allocated() / 2**20)
+        res["gpu_name"] = torch.cuda.get_device_name(0)
     return res
+
+
+def autocast_agreement(model_dir: str, texts: list[str]) -> dict:
+    """The same documents through the GPU model stage with fp16 autocast (the default) and in
+    fp32: largest probability difference and share of equal labels."""
+    import pyarrow as pa
+    from curator import Resources
+    from curator_text import QualityClassifier
+    from curator_text.tasks import DocumentBatch
+
+    batch = DocumentBatch(task_id="a", dataset_name="bench", data=pa.table({"text": texts}))
+    probs, labels = {}, {}
+    for autocast in (True, False):
+        tok, model = QualityClassifier(model_dir=model_dir, score_field="p", autocast=autocast,
+                                       model_inference_batch_size=64,
+                                       resources=Resources(gpus=1)).decompose()[:2]
+        tok.setup()
+        model.setup()
+        assert model.device == "cuda" and next(model.model.parameters()).is_cuda
+        out = model.process(tok.process(batch)).data
+        probs[autocast] = [x for row in out["p"].to_pylist() for x in row]
+        labels[autocast] = out["quality_pred"].to_pylist()
+        model.teardown()
+    diff = max(abs(a - b) for a, b in zip(probs[True], probs[False], strict=True))
+    same = sum(a == b for a, b in zip(labels[True], labels[False], strict=True)) / len(texts)
+    return {"docs": len(texts), "max_abs_prob_diff": round(diff, 5),
+            "label_agreement": round(same, 4)}
 
 
 def bench_tokenizer(model_dir: str, texts: list[str]) -> dict:
@@ -168,7 +215,8 @@ def bench_pii(n: int) -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--docs", type=int, default=256)
+    ap.add_argument("--docs", type=int, default=256, help="CPU run's documents (0: skip it)")
+    ap.add_argument("--gpu-docs", type=int, default=None, help="GPU run's documents (8 x --docs)")
     ap.add_argument("--size", choices=["small", "base"], default="small")
     ap.add_argument("--tok-docs", type=int, default=20_000)
     ap.add_argument("--pii-docs", type=int, default=200)
@@ -179,13 +227,22 @@ def main() -> None:
 
     model_dir = build_checkpoint(os.path.join(args.workdir, f"deberta-{args.size}"), args.size)
     report: dict = {"size": args.size, "torch_threads": torch.get_num_threads()}
-    report["classifier_cpu"] = bench_classifier(model_dir, make_texts(args.docs), gpu=False)
+
+    def section(key: str, value: object) -> None:  # printed as it comes (a later one may fail)
+        report[key] = value
+        print(json.dumps({key: value}), flush=True)
+
+    if args.docs:
+        section("classifier_cpu", bench_classifier(model_dir, make_texts(args.docs), gpu=False))
     if torch.cuda.is_available():
-        report["classifier_gpu"] = bench_classifier(model_dir, make_texts(args.docs * 8),
-                                                    gpu=True)
-    report["tokenizer"] = bench_tokenizer(model_dir, make_texts(args.tok_docs, seed=2))
+        n_gpu = args.gpu_docs if args.gpu_docs is not None else args.docs * 8
+        section("classifier_gpu", bench_classifier(model_dir, make_texts(n_gpu), gpu=True))
+        section("autocast_vs_fp32_gpu", autocast_agreement(model_dir, make_texts(2048, seed=3)))
+    else:
+        section("classifier_gpu", "not run: no CUDA device")
+    section("tokenizer", bench_tokenizer(model_dir, make_texts(args.tok_docs, seed=2)))
     if args.pii_docs:
-        report["pii"] = bench_pii(args.pii_docs)
+        section("pii", bench_pii(args.pii_docs))
     print(json.dumps(report, indent=2))
 
 

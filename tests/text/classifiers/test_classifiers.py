@@ -59,7 +59,10 @@ def test_quality_classifier_matches_single_document_reference(deberta_quality_di
     assert table["id"].to_pylist() == list(range(len(TEXTS)))  # original order restored
     ref = _reference_probs(deberta_quality_dir)
     probs = np.array(table["quality_prob"].to_pylist())
-    assert np.allclose(probs, ref, atol=1e-5)
+    # the fixture's head is scaled x1000, which magnifies float32 rounding: batched and padded
+    # rows differ from one-by-one ones by up to ~2e-5 with 16 CPU threads (seen on a 16-core
+    # host); a padding or order bug moves them by 1e-1
+    assert np.allclose(probs, ref, atol=1e-4)
     labels = [["High", "Medium", "Low"][i] for i in ref.argmax(1)]
     assert table["quality_pred"].to_pylist() == labels
     assert len(set(labels)) >= 2  # the fixture's head separates the texts
