@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from curator import Resources
-from curator.executors.fusion import StageGroup, group_stages, run_chain
+from curator.executors.fusion import ChainJob, StageGroup, group_stages, run_chain
 
 from tests.core.executors.stages import RaiseOn, SplitInTwo, Square, make_partitions
 
@@ -45,3 +45,28 @@ def test_chain_runs_every_stage_and_reports_each_batch():
     assert all(o.retries == 1 for o in failed)
     outputs = [t for i, o in reports if i == 2 for t in o.call.outputs]
     assert sorted(x for t in outputs for x in t.data) == [0, 1, 4, 9]
+
+
+def test_chain_sends_stubs_of_final_outputs_when_not_collecting(tmp_path):
+    """collect_outputs=False: the last stage's outputs leave the worker as path-only stubs
+    (counts and paths), not as the tasks themselves."""
+    from curator.tasks import FileGroupTask
+
+    from tests.core.executors.stages import JsonWriter
+
+    def parts():
+        tasks = make_partitions(2, per=4)
+        for t in tasks:
+            t.metadata["source"] = t.task_id  # the real outputs carry it, the stubs do not
+        return tasks
+
+    group = StageGroup(0, [Square(), SplitInTwo(), JsonWriter(str(tmp_path))])
+    reports, passed_on = ChainJob(group, max_retries=0, n_stages=3, collect=False)(parts(), "w")
+    final = [t for r in reports if r.index == 2 for t in r.call.outputs]
+    assert len(final) == 4 and passed_on == []
+    assert all(type(t) is FileGroupTask and "source" not in t.metadata for t in final)
+    assert sorted(p for t in final for p in t.data) == sorted(
+        str(tmp_path / f"part{i:03d}_{h}.jsonl") for i in range(2) for h in (0, 1))
+    full = ChainJob(group, max_retries=0, n_stages=3)(parts(), "w")[0]
+    assert sorted(t.metadata["source"] for r in full if r.index == 2
+                  for t in r.call.outputs) == ["part000"] * 2 + ["part001"] * 2

@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 from curator import Pipeline, ProcessingStage, Resources, Task
-from curator.executors import ray_common
 
 from tests.core.executors.stages import Numbers, SplitInTwo, Square
 

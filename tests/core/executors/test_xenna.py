@@ -64,6 +64,7 @@ def pipeline(out: str) -> Pipeline:
 def summarize(result, out: str, rejected: str, ckpt: str) -> dict:
     """What the tests compare between executors (JSON-friendly)."""
     return {"records": read_records(out), "outputs": sorted(t.task_id for t in result),
+            "num_outputs": result.num_outputs,
             "stats": {s.name: [s.tasks_in, s.tasks_out, s.items_in, s.items_out, s.rejected,
                                s.failed_tasks] for s in result.stats.stages},
             "workers": {s.name: s.workers for s in result.stats.stages},
@@ -128,6 +129,15 @@ def test_rejected_records_failed_tasks_and_checkpoint(xenna_runs, mode):
     assert any(f.startswith("RejectOdd/") for f in got["rejected_files"])
     # every partition but the failed one is checkpointed as done
     assert got["done"] == sorted(CheckpointStore.key(f"part{i:03d}") for i in range(6) if i != 2)
+
+
+@pytest.mark.ray
+@pytest.mark.slow
+def test_outputs_counted_not_collected(xenna_runs):
+    """collect_outputs=False: the workers send counts and paths, the result holds no task."""
+    lean, full = xenna_runs["lean"], xenna_runs["streaming"]
+    assert lean["outputs"] == [] and lean["records"] == full["records"]
+    assert lean["num_outputs"] == full["num_outputs"] == len(full["outputs"]) > 0
 
 
 def test_config_keys_are_checked():
@@ -218,4 +228,6 @@ if __name__ == "__main__":  # the Xenna job of the xenna_runs fixture: OUT_DIR
             results[run_mode] = run_one(
                 XennaExecutor(config={"execution_mode": run_mode, **QUIET, **fixed}),
                 base / run_mode)
+        results["lean"] = run_one(XennaExecutor(config={**QUIET, "collect_outputs": False}),
+                                  base / "lean")
     print(json.dumps(results))

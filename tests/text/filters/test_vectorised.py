@@ -211,9 +211,8 @@ def test_top_ngram_occurrences_are_counted_as_str_count() -> None:
 def test_ngram_kernels_are_cached_on_disk_and_numba_is_imported_on_first_use() -> None:
     """Compiled once per machine, not in every worker process of every run; importing
     curator_text does not import numba."""
-    from numba.core.caching import NullCache
-
     from curator_text import _bytes
+    from numba.core.caching import NullCache
 
     for kernel in (_ngrams._top, _ngrams._duplicates, _bytes.lut_counts, _bytes.json_strings):
         assert not isinstance(kernel._cache, NullCache)

@@ -5,9 +5,9 @@ of once per stage (Ray Data fuses its own map operators the same way)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from curator.executors.base import ensure_setup, invoke_stage, release_stage
+from curator.executors.base import OutputCollector, ensure_setup, invoke_stage, release_stage
 from curator.executors.retry import BatchOutcome, OutcomeReport, outcome_report, run_with_retries
 from curator.resources import Resources
 from curator.stages.base import ProcessingStage
@@ -91,19 +91,25 @@ def run_chain(group: StageGroup, tasks: list[Task], max_retries: int, worker: st
 
 
 def chain_reports(group: StageGroup, tasks: list[Task], max_retries: int, worker: str,
-                  n_stages: int) -> tuple[list[OutcomeReport], list[Task]]:
+                  n_stages: int, collect: bool = True) -> tuple[list[OutcomeReport], list[Task]]:
     """Run the chain in this worker; return one report per batch (what the driver needs for
     statistics, the rejected sink and the checkpoint) and the tasks the group passes on.
 
-    Outputs travel in a report only for the pipeline's last stage; in between, the report names
-    them (partition, task id) and the tasks themselves are returned once.
+    Outputs travel in a report only for the pipeline's last stage, and without ``collect``
+    (``collect_outputs=False``) only as their :meth:`OutputCollector.stub` (counts and paths);
+    in between, the report names them (partition, task id) and the tasks themselves are returned
+    once.
     """
     reports: list[OutcomeReport] = []
     passed_on: list[Task] = []
     group_last = group.indices[-1]
     for index, o in run_chain(group, tasks, max_retries, worker):
         last = index + 1 == n_stages
-        reports.append(outcome_report(index, o, keep_outputs=last))
+        rep = outcome_report(index, o, keep_outputs=last)
+        if last and not collect:
+            rep = replace(rep, call=replace(rep.call, outputs=[OutputCollector.stub(t)
+                                                               for t in rep.call.outputs]))
+        reports.append(rep)
         if index == group_last and not last:
             passed_on.extend(o.call.outputs)
     return reports, passed_on
@@ -113,16 +119,18 @@ class ChainJob:
     """A fused group as a worker's job (see :mod:`curator.executors.workers`): sets up every
     member, and runs the chain with :func:`chain_reports` of a pipeline of ``n_stages``."""
 
-    def __init__(self, group: StageGroup, max_retries: int, n_stages: int) -> None:
+    def __init__(self, group: StageGroup, max_retries: int, n_stages: int,
+                 collect: bool = True) -> None:
         self.group, self.max_retries, self.n_stages = group, max_retries, n_stages
-        self.name = group.name
+        self.collect, self.name = collect, group.name
 
     def setup(self, worker: str) -> None:
         for stage in self.group.stages:
             ensure_setup(stage, {"worker": worker})
 
     def __call__(self, tasks: list[Task], worker: str) -> tuple[list[OutcomeReport], list[Task]]:
-        return chain_reports(self.group, tasks, self.max_retries, worker, self.n_stages)
+        return chain_reports(self.group, tasks, self.max_retries, worker, self.n_stages,
+                             self.collect)
 
     def release(self) -> None:
         for stage in self.group.stages:

@@ -254,7 +254,8 @@ class _LocalRun:
     def _runner(self, group: StageGroup, name: str) -> ThreadWorker | ProcessWorker:
         """A worker for ``group``: its stage, or its chain (fused), in a thread or a process."""
         fused = len(group.stages) > 1
-        work = (ChainJob(group, self.ctx.max_retries, len(self.stages)) if fused
+        work = (ChainJob(group, self.ctx.max_retries, len(self.stages), self.results.collect)
+                if fused
                 else group.stages[0])
         in_process = ((self.fuse == "process" and group.first > 0)
                       or any(s.worker_mode == "process" for s in group.stages))

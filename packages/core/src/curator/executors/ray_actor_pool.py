@@ -7,7 +7,7 @@ import queue
 import threading
 import time
 from collections import deque
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import cloudpickle
@@ -56,12 +56,7 @@ class _GroupActor:
         tasks = [t for part in parts for t in part]
         if pick is not None:
             tasks = [tasks[pick]]
-        reports, out = chain_reports(self.group, tasks, max_retries, self.name, n_stages)
-        if not collect:  # the run's outputs go back as counts and paths only
-            reports = [replace(r, call=replace(r.call, outputs=[OutputCollector.stub(t)
-                                                                 for t in r.call.outputs]))
-                       if r.index + 1 == n_stages else r for r in reports]
-        return reports, out
+        return chain_reports(self.group, tasks, max_retries, self.name, n_stages, collect)
 
     def teardown(self) -> None:
         for stage in self.group.stages:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import uuid
 import warnings
-from dataclasses import replace
 from typing import Any
 
 import cloudpickle
@@ -55,10 +54,6 @@ class _GroupUDF:
         reports = [r for e in batch.column("event").to_pylist() if e for r in cloudpickle.loads(e)]
         tasks = [cloudpickle.loads(t) for t in batch.column("task").to_pylist() if t]
         new, passed_on = self._run(tasks)
-        if not self.collect_outputs:  # the run's outputs go back as counts and paths only
-            new = [replace(r, call=replace(r.call, outputs=[OutputCollector.stub(t)
-                                                             for t in r.call.outputs]))
-                   if r.index + 1 == self.n_stages else r for r in new]
         rows = [cloudpickle.dumps(t) for t in passed_on] or [b""]
         events = [cloudpickle.dumps(reports + new)] + [b""] * (len(rows) - 1)
         return pa.table({"task": pa.array(rows, pa.binary()),
@@ -72,7 +67,7 @@ class _GroupUDF:
         deaths = self.starts.block_deaths(self.group.first) if tasks else 0
         if deaths == 0:
             return chain_reports(self.group, tasks, self.max_retries, self.worker,
-                                 self.n_stages)
+                                 self.n_stages, self.collect_outputs)
         first = self.group.first
         reports: list[OutcomeReport] = []
         passed_on: list[Task] = []
@@ -87,7 +82,7 @@ class _GroupUDF:
                 killer = True  # its report counts the restarts
                 continue
             new, out = chain_reports(self.group, [task], self.max_retries, self.worker,
-                                     self.n_stages)
+                                     self.n_stages, self.collect_outputs)
             self.starts.clear(key)  # it finished: a later death is not its own
             reports += new
             passed_on += out

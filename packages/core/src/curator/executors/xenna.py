@@ -12,7 +12,7 @@ import threading
 from collections import defaultdict
 from typing import Any
 
-from curator.executors.base import RunContext, RunResult, ensure_setup
+from curator.executors.base import OutputCollector, RunContext, RunResult, ensure_setup
 from curator.executors.fusion import StageGroup, chain_reports
 from curator.executors.ray_client import (
     STATE_API_ENV,
@@ -129,8 +129,9 @@ def _stage_class(group: StageGroup, v1: Any) -> type:
         :class:`~curator.executors.retry.OutcomeReport` to the driver through ``reports``."""
 
         def __init__(self, group: StageGroup, n_stages: int, max_retries: int, cpus: float,
-                     gpus: float, reports: Any) -> None:
+                     gpus: float, reports: Any, collect: bool) -> None:
             self.group, self.n_stages, self.max_retries = group, n_stages, max_retries
+            self.collect = collect
             self.cpus, self.gpus, self.reports = cpus, gpus, reports
             self.worker = group.name
 
@@ -153,7 +154,7 @@ def _stage_class(group: StageGroup, v1: Any) -> type:
 
         def process_data(self, in_data: list[Task]) -> list[Task]:
             reports, passed_on = chain_reports(self.group, in_data, self.max_retries,
-                                               self.worker, self.n_stages)
+                                               self.worker, self.n_stages, self.collect)
             self.reports.put((self.worker, reports))  # booked on the driver as it arrives
             return passed_on
 
@@ -265,7 +266,7 @@ class XennaExecutor(RayExecutorBase):
                 for g in groups]
 
     def _run(self, stages: list[ProcessingStage], initial: list[Task], ctx: RunContext,
-             stats: RunStats, cluster: dict[str, float]) -> list[Task]:
+             stats: RunStats, cluster: dict[str, float]) -> list[Task] | OutputCollector:
         import ray  # noqa: PLC0415
         from ray.util.queue import Empty, Queue  # noqa: PLC0415
 
@@ -279,6 +280,7 @@ class XennaExecutor(RayExecutorBase):
         if any(g.resources.requires_gpu for g in groups):
             _check_gpu_env()
         reports = Queue(actor_options={"num_cpus": 0})
+        outputs = OutputCollector(bool(self.config.get("collect_outputs", True)))
         specs = []
         for group, cpus in zip(groups, self._cpu_shares(groups), strict=True):
             res = group.resources
@@ -288,9 +290,8 @@ class XennaExecutor(RayExecutorBase):
             for i in group.indices:
                 stats.stages[i].workers = n or 0
             stage = _stage_class(group, v1)(group, len(stages), ctx.max_retries, cpus, gpus,
-                                            reports)
+                                            reports, outputs.collect)
             specs.append(v1.StageSpec(stage, num_workers=n))
-        outputs: list[Task] = []
         errors: list[BaseException] = []
         done = threading.Event()
         seen: dict[int, set[str]] = defaultdict(set)  # the workers that ran each stage
@@ -306,7 +307,7 @@ class XennaExecutor(RayExecutorBase):
                             return
                         continue
                     for rep in batch:
-                        outputs.extend(apply_report(rep, names, ctx, stats, tracker))
+                        outputs.add(apply_report(rep, names, ctx, stats, tracker))
                         seen[rep.index].add(worker)
                         stage_stats = stats.stages[rep.index]
                         stage_stats.workers = max(stage_stats.workers, len(seen[rep.index]))

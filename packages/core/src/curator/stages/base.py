@@ -10,8 +10,8 @@ from typing import Any, ClassVar, Generic, Literal, TypeVar
 
 from curator.rejected import RejectedRecord
 from curator.resources import Resources
-from curator.tasks import Task
 from curator.stages.lifecycle import overrides
+from curator.tasks import Task
 
 __all__ = ["ProcessingStage", "CompositeStage", "StageIO", "get_stage_class"]
 
