@@ -165,9 +165,10 @@ class RayDataExecutor(RayExecutorBase):
     The source stage (the one given the empty root task: file listing, manifest) runs on the
     driver; its tasks become blocks (``tasks_per_block``). Consecutive stages asking for the same
     ``Resources`` are fused into one ``map_batches`` step, so a task is pickled once per group
-    rather than once per stage (``fuse_stages=False``: one stage per step). A group with a
-    ``setup`` runs in an actor pool (each member's ``setup`` once per actor); a stateless group
-    runs as Ray tasks. ``Resources.cpus`` / ``gpus``
+    rather than once per stage (``fuse_stages=False``: one stage per step). A group with worker
+    state (a member's ``has_worker_state``: a model loaded by ``setup``) runs in an actor pool
+    (each member's ``setup`` once per actor); any other group runs as Ray tasks, twice its
+    workers in flight. ``Resources.cpus`` / ``gpus``
     become ``num_cpus`` / ``num_gpus`` (fractional allowed), ``gpu_memory_gb`` the matching
     fraction of the node's GPU; when the pools would need more CPUs than the cluster has, their
     CPU shares are scaled down so any number of groups streams on a small machine.
@@ -211,7 +212,7 @@ class RayDataExecutor(RayExecutorBase):
              cluster: dict[str, float]) -> list[tuple[int, dict[str, Any]]]:
         """Workers and ``map_batches`` arguments (num_cpus, num_gpus, compute) of every group.
 
-        Groups with a ``setup`` run in actor pools, which hold their CPUs for the whole run;
+        Groups with worker state run in actor pools, which hold their CPUs for the whole run;
         stateless groups run as Ray tasks (their worker processes are reused from run to run),
         and the pools leave room for one such task so no group waits forever.
         """
