@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 import warnings
+from dataclasses import replace
 from typing import Any
 
 import cloudpickle
@@ -71,23 +72,20 @@ class _GroupUDF:
         first = self.group.first
         reports: list[OutcomeReport] = []
         passed_on: list[Task] = []
-        killer = False
         for task in tasks:
             key = f"t{first}:{task.task_id}"
             died = self.starts.bump(key)  # the retries that started it, this one included
             if died > self.max_retries:  # it died every time: it kills its worker
-                reports.append(worker_death_report(
-                    first, self.group.stages[0], task, died,
-                    f"its worker process died {died} times running this task"))
-                killer = True  # its report counts the restarts
+                report = worker_death_report(first, self.group.stages[0], task, died,
+                                             f"its worker process died {died} times running "
+                                             "this task")
+                reports.append(replace(report, restarts=0))  # deaths: counted by the driver
                 continue
             new, out = chain_reports(self.group, [task], self.max_retries, self.worker,
                                      self.n_stages, self.collect_outputs)
             self.starts.clear(key)  # it finished: a later death is not its own
             reports += new
             passed_on += out
-        if not killer and self.starts.first_call_of_attempt():
-            reports[0].restarts += deaths  # the deaths that made Ray retry this block
         return reports, passed_on
 
     def __del__(self) -> None:  # actors end with the dataset: give the stages their teardown
@@ -109,7 +107,6 @@ class _Starts:
         self.prefix = f"{run_key}/"
         self._task: str | None = None
         self._deaths = 0
-        self._calls = 0
 
     def block_deaths(self, group: int) -> int:
         """How often the Ray task running this call of group ``group`` (one input block) died
@@ -123,13 +120,20 @@ class _Starts:
             return 0
         task = context.get_task_id()
         if task != self._task:
-            self._task, self._calls = task, 0
+            self._task = task
             self._deaths = self.bump(f"r{group}:{task}") - 1
-        self._calls += 1
+            if self._deaths:  # one key per death: concurrent blocks never share a counter
+                self.bump(f"d{group}:{task}:{self._deaths}")
         return self._deaths
 
-    def first_call_of_attempt(self) -> bool:
-        return self._calls == 1
+    def deaths(self, group: int) -> int:
+        """The worker deaths of group ``group`` in this run: one per retried attempt of a block.
+        Counted here, not on a report: Ray's streaming generator drops a retry's outputs up to
+        where the dead attempt had got, and a count riding on one of them would be lost."""
+        from ray.experimental import internal_kv  # noqa: PLC0415
+
+        return len(internal_kv._internal_kv_list(f"{self.prefix}d{group}:".encode(),
+                                                 namespace=self.NAMESPACE))
 
     def bump(self, key: str) -> int:
         """Count one more start of ``key``; returns the count."""
@@ -305,12 +309,15 @@ class RayDataExecutor(RayExecutorBase):
                                         **kwargs)
         # no prefetching: each report is booked (and its partition checkpointed) on arrival
         names = [s.name for s in stages]
+        starts = _Starts(run_key)
         try:
             for batch in ds.iter_batches(batch_size=None, batch_format="pyarrow",
                                          prefetch_batches=0):
                 for raw in batch.column("event").to_pylist():
                     for rep in cloudpickle.loads(raw) if raw else ():
                         outputs.add(apply_report(rep, names, ctx, stats, tracker))
+            for group in groups:  # on the group's first stage, as every executor counts them
+                stats.bump(group.first, "worker_restarts", starts.deaths(group.first))
         finally:
-            _Starts(run_key).clear()
+            starts.clear()
         return outputs
