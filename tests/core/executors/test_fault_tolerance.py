@@ -126,4 +126,6 @@ def test_ray_data_block_with_a_killer_task_is_split_and_the_rest_written(ray_clu
     assert not result.ok and [str(f).split(":")[0] for f in result.failed] == ["Square/part002"]
     kept = cloudpickle.loads((rejected / "Square" / "part002.failed.task.pkl").read_bytes())
     assert kept.task_id == "part002" and kept.data == [6, 7, 8]  # whole, as it entered Square
-    assert result.stats.stages[0].worker_restarts >= 3  # the block once, the task alone twice
+    # two worker processes died: the block's first attempt, then the task run alone; the third
+    # attempt keeps it in the sink without running it (each death counted once, by the driver)
+    assert result.stats.stages[0].worker_restarts == 2

@@ -53,6 +53,29 @@ def test_local_cluster_runs_tasks_and_stop_leaves_no_process():
 
 
 @pytest.mark.ray
+def test_workers_run_this_interpreter_even_when_ray_was_imported_first():
+    """Ray reads RAY_ENABLE_UV_RUN_RUNTIME_ENV when it is imported: a script that imports ray
+    before starting a cluster still gets workers on its own interpreter, not a copy of the
+    project run by `uv` (which rebuilds every compiled kernel for each new cluster)."""
+    code = textwrap.dedent("""
+        import json, sys
+        import ray
+        from curator.executors.ray_client import RayClient
+
+        with RayClient(num_cpus=1, object_store_memory=100 * 1024**2, timeout_s=120,
+                       include_dashboard=False):
+            worker = ray.get(ray.remote(lambda: sys.executable).remote(), timeout=60)
+        print(json.dumps({"worker": worker, "driver": sys.executable}))
+    """)
+    env = {k: v for k, v in os.environ.items() if k != "RAY_ENABLE_UV_RUN_RUNTIME_ENV"}
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300, env=env)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    info = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert info["worker"] == info["driver"]
+
+
+@pytest.mark.ray
 def test_client_reuses_a_running_connection_and_leaves_it_running(ray_cluster):
     import ray
     from curator import RayClient

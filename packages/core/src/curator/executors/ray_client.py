@@ -372,9 +372,16 @@ class RayClient:
         """Join or start the cluster and check that it runs a task; returns ``self``."""
         deadline = time.monotonic() + self.timeout_s  # the whole start, `import ray` included
         # Under `uv run`, Ray would ship the project to every worker and re-run `uv` there:
-        # slow and needless on one machine (workers use this interpreter).
+        # slow and needless on one machine (workers use this interpreter), and the workers'
+        # compiled kernels would be rebuilt for every new copy (10 s at a run's start here).
         os.environ.setdefault("RAY_ENABLE_UV_RUN_RUNTIME_ENV", "0")
         import ray  # noqa: PLC0415
+
+        if os.environ["RAY_ENABLE_UV_RUN_RUNTIME_ENV"] == "0":  # Ray reads it when imported,
+            with contextlib.suppress(Exception):  # which may have been before this start
+                from ray._private import ray_constants  # noqa: PLC0415
+
+                ray_constants.RAY_ENABLE_UV_RUN_RUNTIME_ENV = False
 
         how, address = resolve_address(self._address)
         self.how = how
