@@ -169,10 +169,10 @@ class RayDataExecutor(RayExecutorBase):
     The source stage (the one given the empty root task: file listing, manifest) runs on the
     driver; its tasks become blocks (``tasks_per_block``). Consecutive stages asking for the same
     ``Resources`` are fused into one ``map_batches`` step, so a task is pickled once per group
-    rather than once per stage (``fuse_stages=False``: one stage per step). A group with worker
-    state (a member's ``has_worker_state``: a model loaded by ``setup``) runs in an actor pool
-    (each member's ``setup`` once per actor); any other group runs as Ray tasks, twice its
-    workers in flight. ``Resources.cpus`` / ``gpus``
+    rather than once per stage (``fuse_stages=False``: one stage per step). A GPU group, or one
+    with worker state (a member's ``has_worker_state``: a model loaded by ``setup``), runs in an
+    actor pool (each member's ``setup`` once per actor); any other group runs as Ray tasks,
+    twice its workers in flight. ``Resources.cpus`` / ``gpus``
     become ``num_cpus`` / ``num_gpus`` (fractional allowed), ``gpu_memory_gb`` the matching
     fraction of the node's GPU; when the pools would need more CPUs than the cluster has, their
     CPU shares are scaled down so any number of groups streams on a small machine.
@@ -226,7 +226,9 @@ class RayDataExecutor(RayExecutorBase):
         gpus = float(cluster.get("GPU", 0.0))
         gpu_mem = (node_gpu_memory_gb(self.config.get("gpu_memory_gb_per_gpu"))
                    if any(g.resources.gpu_memory_gb for g in groups) else None)
-        actor = [any(s.has_worker_state for s in g.stages) for g in groups]
+        # a GPU group always: Ray starts a fresh worker process for every GPU task
+        actor = [g.resources.requires_gpu or any(s.has_worker_state for s in g.stages)
+                 for g in groups]
         sizes = workers_together([g.resources for g in groups],
                                  [g.num_workers(self.workers_override) for g in groups],
                                  cpus, gpus, gpu_mem)
