@@ -216,9 +216,9 @@ class RayDataExecutor(RayExecutorBase):
              cluster: dict[str, float]) -> list[tuple[int, dict[str, Any]]]:
         """Workers and ``map_batches`` arguments (num_cpus, num_gpus, compute) of every group.
 
-        Groups with worker state run in actor pools, which hold their CPUs for the whole run;
-        stateless groups run as Ray tasks (their worker processes are reused from run to run),
-        and the pools leave room for one such task so no group waits forever.
+        GPU groups and groups with worker state run in actor pools, which hold their CPUs for
+        the whole run; the others run as Ray tasks (their worker processes are reused from run
+        to run), and the pools leave room for one such task so no group waits forever.
         """
         import ray.data  # noqa: PLC0415
 
@@ -282,7 +282,8 @@ class RayDataExecutor(RayExecutorBase):
         per_block = tasks_per_block(len(tasks), cluster, self.config.get("tasks_per_block"))
         # from_blocks: metadata computed here; from_arrow asks a Ray task per block for it,
         # which costs a worker start (about 2.5 s on 2 cores) at the beginning of every run
-        ds = ray.data.from_blocks([
+        from_blocks = getattr(ray.data, "from_blocks", ray.data.from_arrow)  # older Ray: none
+        ds = from_blocks([
             pa.table({"task": pa.array([cloudpickle.dumps(t) for t in chunk], pa.binary()),
                       "event": pa.array([b""] * len(chunk), pa.binary())})
             for chunk in (tasks[i:i + per_block] for i in range(0, len(tasks), per_block))])
