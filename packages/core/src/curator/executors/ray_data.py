@@ -269,9 +269,6 @@ class RayDataExecutor(RayExecutorBase):
         # Per-operator reservations split a small cluster into slices too thin for any actor
         # pool (the run would wait forever); the pools are sized to fit together instead.
         dctx.op_resource_reservation_enabled = False
-        # Its dynamic cap throttled task pools below their size (workers idle between tasks:
-        # 40% slower on the text benchmark); memory stays bounded by the object store budget.
-        dctx.enable_dynamic_output_queue_size_backpressure = False
         tracker = ctx.tracker(len(stages))
         tasks, first = start_tasks(stages, initial, ctx, stats, tracker)
         collect = bool(self.config.get("collect_outputs", True))
