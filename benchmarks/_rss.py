@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 
 import psutil
 
@@ -11,19 +12,31 @@ __all__ = ["PeakRSS"]
 
 class PeakRSS:
     """Samples the summed RSS of this process (``include_self``) and all its children every
-    ``interval`` seconds while the ``with`` block runs; ``peak`` holds the maximum in bytes."""
+    ``interval`` seconds while the ``with`` block runs; ``peak`` holds the maximum in bytes.
+    ``processes``: a function giving the process ids to sum instead (e.g. a pool's)."""
 
-    def __init__(self, include_self: bool = True, interval: float = 0.05) -> None:
+    def __init__(self, include_self: bool = True, interval: float = 0.05,
+                 processes: Callable[[], list[int]] | None = None) -> None:
         self.include_self = include_self
         self.interval = interval
+        self.processes = processes
         self.peak = 0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, daemon=True)
 
     def sample(self) -> int:
         me = psutil.Process()
-        procs = [me, *me.children(recursive=True)] if self.include_self else me.children(
-            recursive=True)
+        if self.processes is not None:
+            procs = []
+            for pid in self.processes():
+                try:
+                    procs.append(psutil.Process(pid))
+                except psutil.Error:
+                    pass
+        elif self.include_self:
+            procs = [me, *me.children(recursive=True)]
+        else:
+            procs = me.children(recursive=True)
         total = 0
         for p in procs:
             try:
