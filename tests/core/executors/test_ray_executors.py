@@ -68,6 +68,23 @@ def test_plan_fuses_equal_resources_and_maps_gpu_memory(monkeypatch):
     assert plans[2][1]["num_gpus"] == 0.25
 
 
+def test_plan_runs_stateless_cpu_groups_as_tasks_and_gpu_groups_as_actors(monkeypatch):
+    """Tasks (no actor to start per run, twice the workers in flight) unless a group holds
+    worker state or asks for a GPU: Ray starts a fresh process for every GPU task."""
+    import ray.data
+    from curator.executors.ray_data import RayDataExecutor
+
+    monkeypatch.setattr("curator.executors.ray_data.node_gpu_memory_gb", lambda *_: 80.0)
+    stages = [Square(), AddOne().with_(name="stateful", resources=Resources(cpus=0.5)),
+              Square().with_(name="gpu", resources=Resources(cpus=1, gpus=0.5)),
+              Square().with_(name="gpu_mem", resources=Resources(cpus=1, gpu_memory_gb=20))]
+    ex = RayDataExecutor(num_workers={"Square": 2})
+    plans = ex.plan(ex.groups(stages), {"CPU": 4.0, "GPU": 1.0})
+    compute = [args["compute"] for _, args in plans]
+    assert isinstance(compute[0], ray.data.TaskPoolStrategy) and compute[0].size == 2 * 2
+    assert all(isinstance(c, ray.data.ActorPoolStrategy) for c in compute[1:])
+
+
 def test_plan_without_fusion_fits_nine_pools_on_two_cpus(monkeypatch):
     from curator.executors.ray_data import RayDataExecutor
 
