@@ -7,6 +7,8 @@ driver's own memory growth per task (this process only: what the driver holds pe
     uv run python benchmarks/executors.py --tasks 3000 --noop-only --workers 2 --collect both
     # driver cost as the task count grows 10x (marginal ms and KB per task between the sizes):
     uv run python benchmarks/executors.py --scale 10000,100000 --workers 2 --collect off
+    # the same on Xenna (one worker on 2 cores: Xenna keeps 95% of the CPUs, rounded down)
+    uv run python benchmarks/executors.py --scale 1000,10000 --workers 1 --collect off --executors xenna
     # streaming: time to the first output of a 3-group pipeline (Hash, Hash, Stamp; unfused):
     uv run python benchmarks/executors.py --first-output --executors ray_data,ray_actor_pool
 
@@ -96,6 +98,10 @@ class DriverRSS(PeakRSS):
 def make(kind: str, workers: int, stage: str, collect: bool = True):
     if kind == "local":
         return LocalExecutor(num_workers=workers, collect_outputs=collect)
+    if kind == "xenna":
+        from curator.executors.xenna import XennaExecutor
+
+        return XennaExecutor(num_workers={stage: workers}, collect_outputs=collect)
     from curator.executors.ray_actor_pool import RayActorPoolExecutor
     from curator.executors.ray_data import RayDataExecutor
 
