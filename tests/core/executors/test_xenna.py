@@ -161,6 +161,26 @@ def test_config_keys_are_checked():
         XennaExecutor(ignore_head_node=True)
 
 
+def test_many_tiny_partitions_reach_xenna_several_per_call():
+    """Each Xenna call costs ~18 ms of scheduling: beyond 16 tasks per CPU, tasks go several per
+    call (as Ray Data's blocks); a stage that gathers bigger batches keeps its own size."""
+    pytest.importorskip("cosmos_xenna", reason="cosmos-xenna not installed: curator-core[xenna]")
+    from curator.executors.fusion import StageGroup
+    from curator.executors.ray_common import tasks_per_block
+    from curator.executors.xenna import XennaExecutor, _stage_class, _xenna
+
+    def batch(group: StageGroup, n_tasks: int) -> int:
+        per_call = tasks_per_block(n_tasks, {"CPU": 2.0})
+        return _stage_class(group, _xenna())(group, 1, 0, 1.0, 0.0, None, True,
+                                             per_call).stage_batch_size
+
+    one = StageGroup(0, [Square()])
+    assert batch(one, 6) == 1 and batch(one, 10_000) == 64
+    gather = StageGroup(0, [Square().with_(batch_size=128)])
+    assert batch(gather, 10_000) == 128
+    XennaExecutor(tasks_per_block=8)  # a known config key
+
+
 def test_registered_by_name():
     from curator import XennaExecutor
     from curator.pipeline import make_executor

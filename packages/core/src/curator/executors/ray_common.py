@@ -34,7 +34,8 @@ from curator.stages.base import ProcessingStage
 from curator.tasks import EmptyTask, Task
 
 __all__ = ["RayExecutorBase", "ray_session", "BatchOutcome", "run_with_retries", "apply_outcome",
-           "node_gpu_memory_gb", "stage_override", "PartitionTracker", "start_tasks", "apply_report"]
+           "node_gpu_memory_gb", "stage_override", "PartitionTracker", "start_tasks", "apply_report",
+           "tasks_per_block"]
 
 
 @contextlib.contextmanager
@@ -110,6 +111,17 @@ def start_tasks(stages: list[ProcessingStage], initial: list[Task], ctx: RunCont
         tasks.extend(o.call.outputs)
     stats.stages[0].workers = 1
     return tasks, 1
+
+
+def tasks_per_block(n_tasks: int, cluster: dict[str, float], configured: Any = None) -> int:
+    """Tasks a Ray executor hands over at once (a Ray Data input block, a Xenna call): one while
+    there are at most 16 tasks per cluster CPU (every task its own unit of parallel work), else
+    enough to keep about 16 per CPU, at most 64 (each costs the driver a Ray object and a call).
+    ``configured``: the executor's ``tasks_per_block`` setting, if any."""
+    if configured:
+        return max(1, int(configured))
+    per_cpu = 16 * max(1, int(cluster.get("CPU", 1)))
+    return max(1, min(64, -(-n_tasks // per_cpu)))
 
 
 class RayExecutorBase(BaseExecutor):

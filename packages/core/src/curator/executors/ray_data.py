@@ -17,6 +17,7 @@ from curator.executors.ray_common import (
     node_gpu_memory_gb,
     stage_override,
     start_tasks,
+    tasks_per_block,
 )
 from curator.executors.retry import OutcomeReport, worker_death_report
 from curator.executors.sizing import fit_cpu_shares, workers_together
@@ -151,16 +152,6 @@ class _Starts:
 
         internal_kv._internal_kv_del((self.prefix + key).encode(), del_by_prefix=not key,
                                      namespace=self.NAMESPACE)
-
-
-def tasks_per_block(n_tasks: int, cluster: dict[str, float], configured: Any = None) -> int:
-    """Tasks per Ray Data input block: one while there are at most 16 tasks per cluster CPU
-    (every task its own unit of parallel work), else enough per block to keep about 16 blocks
-    per CPU, at most 64 (each block costs the driver a Ray object and a Ray task)."""
-    if configured:
-        return max(1, int(configured))
-    per_cpu = 16 * max(1, int(cluster.get("CPU", 1)))
-    return max(1, min(64, -(-n_tasks // per_cpu)))
 
 
 class RayDataExecutor(RayExecutorBase):
