@@ -86,7 +86,7 @@ def test_actor_pool_in_flight_batches_survive_a_dead_actor(ray_cluster, tmp_path
 
 
 def test_ray_data_blocks_hold_many_tasks_only_when_there_are_many():
-    from curator.executors.ray_data import tasks_per_block
+    from curator.executors.ray_common import tasks_per_block
 
     assert tasks_per_block(32, {"CPU": 2.0}) == 1  # small runs: every task its own block
     assert tasks_per_block(33, {"CPU": 2.0}) == 2

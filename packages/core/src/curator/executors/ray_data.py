@@ -25,7 +25,7 @@ from curator.executors.stats import RunStats
 from curator.stages.base import ProcessingStage
 from curator.tasks import Task
 
-__all__ = ["RayDataExecutor", "tasks_per_block"]
+__all__ = ["RayDataExecutor"]
 
 
 class _GroupUDF:

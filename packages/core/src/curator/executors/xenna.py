@@ -134,7 +134,7 @@ def _stage_class(group: StageGroup, v1: Any) -> type:
         :class:`~curator.executors.retry.OutcomeReport` to the driver through ``reports``."""
 
         def __init__(self, group: StageGroup, n_stages: int, max_retries: int, cpus: float,
-                     gpus: float, reports: Any, collect: bool, per_call: int = 1) -> None:
+                     gpus: float, reports: Any, collect: bool, per_call: int) -> None:
             self.group, self.n_stages, self.max_retries = group, n_stages, max_retries
             self.collect, self.per_call = collect, per_call
             self.cpus, self.gpus, self.reports = cpus, gpus, reports

@@ -126,6 +126,10 @@ def _as_list(value: Any, n: int, what: str, stage: str, kind: type) -> list:
                     f"{type(value).__name__}")
 
 
+_LOAD_HOOKS = ("load_model", "load_tokenizer")
+"""NeMo Curator's loading hooks of a filter, called once per worker after its ``setup``."""
+
+
 class _FilterStage(FilterStage[DocumentBatch]):
     """Core's filter contract (:class:`curator.stages.filter.FilterStage`) on whole Arrow columns:
     applies a chain of ``_Step``s in order, score (optionally stored) then keep, and sends removed
@@ -185,13 +189,13 @@ class _FilterStage(FilterStage[DocumentBatch]):
     @property
     def has_worker_state(self) -> bool:
         return overrides(self, _FilterStage, "setup", "teardown") or any(
-            overrides(s.filter, DocumentFilter, "setup") or hasattr(s.filter, "load_model")
-            or hasattr(s.filter, "load_tokenizer") for s in self._steps)
+            overrides(s.filter, DocumentFilter, "setup")
+            or any(hasattr(s.filter, hook) for hook in _LOAD_HOOKS) for s in self._steps)
 
     def setup(self, worker_metadata: dict[str, Any] | None = None) -> None:
         for step in self._steps:
             ensure_setup(step.filter)
-            for hook in ("load_model", "load_tokenizer"):  # NeMo Curator's loading hooks
+            for hook in _LOAD_HOOKS:
                 if hasattr(step.filter, hook):
                     getattr(step.filter, hook)()
 
