@@ -175,11 +175,14 @@ def test_ngram_kernels_are_exact_when_hashes_collide(flt, corpus) -> None:
 
 
 def _tiny_vocabulary_corpus(n: int = 300, seed: int = 5) -> list[str]:
-    """Texts of a few short, overlapping words ("a", "aa", "ab" …) with spaces, double spaces,
-    tabs and newlines: the top n-gram joined by spaces is found overlapping itself, inside
-    longer words, across other separators, or not at all."""
+    """Texts of a few short, overlapping words ("a", "aa", "ab" …, words of more than 8 bytes
+    that end or start like others, a word with a NUL byte) with spaces, double spaces, tabs,
+    newlines and Unicode spaces: the top n-gram joined by spaces is found overlapping itself,
+    inside longer words, across other separators, or not at all."""
     rng = random.Random(seed)
-    vocab, seps = ["a", "a", "a", "a", "aa", "ab", "b", "ba", "aba", "é", "éa"], [" ", " ", " ", "  ", "\t", "\n"]
+    vocab = ["a"] * 8 + ["aa", "ab", "b", "ba", "aba", "é", "éa", "a\x00",
+             "abcdefghijk", "xabcdefghijk", "abcdefghijkx"]
+    seps = [" "] * 8 + ["  ", "\t", "\n", "\u00a0", "\u3000", "\u2009", "\u00a0 "]
     return ["".join(rng.choice(vocab) + rng.choice(seps) for _ in range(rng.randint(0, 60)))
             for _ in range(n)]
 
@@ -229,3 +232,43 @@ def test_duplicate_ngrams_batch_is_vectorised() -> None:
     assert not RepeatingDuplicateNGramsFilter(lang="zh").vectorized
     scores = flt.score_batch(pa.array(["a b a b", "a b c", "", "a"]))
     assert list(scores) == [3 / 7, 0.0, 1.0, 1.0]  # the 2nd 'a b': 1 + 1 chars + 1 space
+
+
+def _space_texts() -> list[str]:
+    """Every character ``str.split()`` splits on, and look-alikes that share its first bytes,
+    at every position within 8-byte blocks, between ASCII and non-ASCII words."""
+    spaces = [chr(c) for c in range(0x3001) if chr(c).isspace()]
+    assert len(spaces) == 29
+    near = ["\u00a1", "\u200b", "\u2030", "\u2060", "\u3001", "\u1681", "é", "\x00", "\x0e", "\x1b", "!"]
+    return [f"{'a' * k}{sep}{word}{sep * 2}x" for sep in spaces + near for k in range(10)
+            for word in ("bcdefghijk", "é")] + ["", " ", "abcdefgh", "abcdefgh ", " abcdefg"]
+
+
+def test_word_counts_read_eight_bytes_at_a_time_as_str_split() -> None:
+    """The word counter finds every space as ``str.split()`` does, wherever it falls in the
+    8-byte blocks it reads."""
+    texts = _space_texts() + _tiny_vocabulary_corpus()
+    expected = [len(t.split()) for t in texts]
+    assert list(v.fast_word_counts(pa.array(texts))) == expected
+    assert list(v.fast_word_counts(pa.array(texts).slice(3))) == expected[3:]
+
+
+@pytest.mark.parametrize("flt", NGRAM_FILTERS, ids=lambda f: f"{type(f).__name__}-{f._n}")
+def test_ngram_kernels_find_words_as_str_split(flt) -> None:
+    texts = _space_texts()
+    ref = np.array([flt.score_document(t) for t in texts])
+    assert np.array_equal(np.asarray(flt.score_batch(pa.array(texts))), ref)
+
+
+def test_boilerplate_texts_are_found_by_their_anchors() -> None:
+    """Texts are only split into paragraphs when they hold an anchor: every boilerplate string
+    must hold one, in any case (the Kelvin sign lowercases to k), or its texts would score 0."""
+    from curator_text.filters.repetition import _BOILERPLATE_ANCHORS, BOILERPLATE_STRINGS
+
+    assert all(any(a in b for a in _BOILERPLATE_ANCHORS) for b in BOILERPLATE_STRINGS)
+    flt = BoilerPlateStringFilter()
+    texts = [f"intro\n\n{b.upper()}\n\nmore" for b in BOILERPLATE_STRINGS]
+    texts += ["our COO\u212aIE POLICY\n\nx", "cookies", "Lorem Ipsum dolor", "no policy here"]
+    ref = [flt.score_document(t) for t in texts]
+    assert list(flt.score_batch(pa.array(texts))) == ref
+    assert ref[-4:] == [0.5, 0.0, 1.0, 0.0]

@@ -1,29 +1,40 @@
 """Compiled kernels (numba; compiled once, then loaded from numba's on-disk cache) that score the
-word n-gram filters. Per document: its words (runs of bytes that are not whitespace, as
-``str.split()`` finds them, given ``_vec.ws_mask``) are numbered exactly with a hash table (equal
-hashes are confirmed on the bytes), its n-grams are counted with another one (confirmed on the
-word numbers), and the top n-gram's occurrences are counted with Knuth-Morris-Pratt as
-``str.count`` does. Linear in the bytes; no Python per document.
+word n-gram filters. Per document, in one pass over its bytes: where its words start and end
+(runs of bytes that are not whitespace, exactly as ``str.split()`` finds them) and its
+characters. Then its words are numbered exactly with a hash table (a word of up to 8 bytes is its
+own key, read as one integer; longer ones are hashed and confirmed on the bytes), its n-grams are
+counted with another table (confirmed on the word numbers), and the top n-gram's occurrences are
+counted as ``str.count`` does: from the words for two or more words joined by spaces (see
+``_count_joined``), with Knuth-Morris-Pratt over the bytes for one word. Linear in the bytes; no
+Python per document.
 
 ``hash_mask`` keeps only some bits of every hash: tests pass a small one to make collisions
 certain; it is all ones otherwise."""
 
 from __future__ import annotations
 
-import numba as nb
 import numpy as np
 import pyarrow as pa
 
-from curator_text._bytes import jit
-from curator_text.filters._vec import text_bytes, ws_mask
+from curator_text._bytes import (
+    HIGH_BITS,
+    SPACE_CLASSES,
+    SPACE_E2_80,
+    ascii_spaces,
+    inline,
+    jit,
+    load8,
+    space_width,
+    trailing_zeros,
+)
+from curator_text.filters._vec import text_bytes
 
 __all__ = ["top_ngram_scores", "duplicate_ngram_scores", "ALL_BITS"]
 
 ALL_BITS = np.uint64(0xFFFFFFFFFFFFFFFF)
 _FNV_OFFSET = np.uint64(0xCBF29CE484222325)
 _FNV_PRIME = np.uint64(0x100000001B3)
-_jit = jit
-_inline = nb.njit(cache=True, nogil=True, inline="always")  # inlined by numba: no call costs
+_jit, _inline, _HIGH_BITS, _load8 = jit, inline, HIGH_BITS, load8
 
 
 def top_ngram_scores(texts: pa.Array, n: int, hash_mask: np.uint64 = ALL_BITS) -> np.ndarray:
@@ -31,7 +42,7 @@ def top_ngram_scores(texts: pa.Array, n: int, hash_mask: np.uint64 = ALL_BITS) -
     frequent, then most characters, then first) joined by spaces, its occurrences times its
     characters over the text's."""
     buf, offsets = text_bytes(texts)
-    return _top(buf, ws_mask(buf), offsets, n, hash_mask)
+    return _top(buf, offsets, n, hash_mask, SPACE_CLASSES, SPACE_E2_80)
 
 
 def duplicate_ngram_scores(texts: pa.Array, n: int,
@@ -40,7 +51,7 @@ def duplicate_ngram_scores(texts: pa.Array, n: int,
     n-grams seen before in the text, each counted once, plus the spaces between their words,
     over the text's characters."""
     buf, offsets = text_bytes(texts)
-    return _duplicates(buf, ws_mask(buf), offsets, n, hash_mask)
+    return _duplicates(buf, offsets, n, hash_mask, SPACE_CLASSES, SPACE_E2_80)
 
 
 @_jit
@@ -53,12 +64,12 @@ def _table_mask(m: int) -> int:
 
 
 @_inline
-def _slot(h: np.uint64, mask: int) -> int:
-    """A table slot for hash ``h`` (its bits mixed as by MurmurHash3's finaliser)."""
+def _mix(h: np.uint64) -> np.uint64:
+    """``h`` with its bits mixed (as by MurmurHash3's finaliser): any of its bits make a slot."""
     h ^= h >> np.uint64(33)
     h *= np.uint64(0xFF51AFD7ED558CCD)
     h ^= h >> np.uint64(33)
-    return np.int64(h & np.uint64(mask))
+    return h
 
 
 @_inline
@@ -71,46 +82,102 @@ def _same_bytes(buf, a0, a1, b0, b1) -> bool:  # noqa: ANN001
     return True
 
 
-@_jit
-def _words(buf, ws, lo, hi, n_words, starts, ends, ids, whash, cs, table, used, hash_mask):  # noqa: ANN001, ANN202, E501
-    """The ``n_words`` words of ``buf[lo:hi]``: ``starts``/``ends``, ``ids[w]`` (the first word
-    equal to word ``w``), ``whash[w]`` (its hash), ``cs[w + 1]`` (the characters of words
-    ``0 … w``). ``table`` (all -1) is left all -1 (the slots used are noted in ``used``).
-    Returns the characters of ``buf[lo:hi]``."""
-    mask = _table_mask(n_words)
-    w, distinct, chars, inside, h, word_chars = 0, 0, 0, False, _FNV_OFFSET, 0
-    cs[0] = 0
-    for p in range(lo, hi + 1):
-        if p < hi:
-            b = buf[p]
-            new = (b & 0xC0) != 0x80  # a byte that starts a character
-            chars += new
-            if not ws[p]:
-                if not inside:
-                    starts[w], inside, h, word_chars = p, True, _FNV_OFFSET, 0
-                h = (h ^ np.uint64(b)) * _FNV_PRIME
-                word_chars += new
+@_inline
+def _bounds(buf, lo, hi, starts, ends, classes, e2_80):  # noqa: ANN001, ANN202
+    """The words of ``buf[lo:hi]`` in ``starts``/``ends``; returns (words, characters). ASCII is
+    read 8 bytes at a time: the word edges in them are bits, written out with few branches;
+    other bytes a character at a time."""
+    n_starts, n_ends, before, continuations, p = 0, 0, np.uint64(1), 0, lo
+    while p < hi:
+        if p + 8 <= hi:
+            x = _load8(buf, p)
+            if not x & _HIGH_BITS:
+                spaces = ascii_spaces(x)
+                after_space = (spaces << np.uint64(8)) | (before << np.uint64(7))
+                first = ~spaces & after_space & _HIGH_BITS
+                last = spaces & ~after_space
+                for _ in range(2):  # most 8 bytes hold at most 2 of each: no branch
+                    starts[n_starts] = p + (trailing_zeros(first) >> np.uint64(3))
+                    n_starts += first != 0
+                    first &= first - np.uint64(1)
+                    ends[n_ends] = p + (trailing_zeros(last) >> np.uint64(3))
+                    n_ends += last != 0
+                    last &= last - np.uint64(1)
+                while first:
+                    starts[n_starts] = p + (trailing_zeros(first) >> np.uint64(3))
+                    n_starts += 1
+                    first &= first - np.uint64(1)
+                while last:
+                    ends[n_ends] = p + (trailing_zeros(last) >> np.uint64(3))
+                    n_ends += 1
+                    last &= last - np.uint64(1)
+                before = spaces >> np.uint64(63)
+                p += 8
                 continue
-        if not inside:
-            continue
-        ends[w], inside = p, False  # a word ends: number it
+        width = space_width(buf, p, hi, classes, e2_80)
+        space = np.uint64(1) if width else np.uint64(0)
+        starts[n_starts] = p
+        n_starts += before > space
+        ends[n_ends] = p
+        n_ends += space > before
+        before = space
+        continuations += (buf[p] & 0xC0) == 0x80 if not width else width - 1
+        p += max(width, 1)
+    ends[n_ends] = hi
+    return n_starts, (hi - lo) - continuations
+
+
+@_jit
+def _words(buf, lo, hi, starts, ends, ids, whash, keys, cs, table, used, hash_mask,  # noqa: ANN001, ANN202, E501
+           classes, e2_80):
+    """The words of ``buf[lo:hi]``: ``starts``/``ends``, ``ids[w]`` (the first word equal to
+    word ``w``), ``whash[w]`` (its hash), ``keys[w]`` (its bytes when it has at most 8),
+    ``cs[w + 1]`` (the characters of words ``0 … w``). ``table`` (all -1) is left all -1 (the
+    slots used are noted in ``used``). Returns (words, characters of ``buf[lo:hi]``)."""
+    n_words, chars_all = _bounds(buf, lo, hi, starts, ends, classes, e2_80)
+    mask, distinct, size = _table_mask(n_words), 0, len(buf)
+    cs[0] = 0
+    for w in range(n_words):
+        s, e = starts[w], ends[w]
+        length = e - s
+        if length <= 8:  # the word is its own key: equal keys (and lengths) are equal words
+            if s + 8 <= size:
+                v = _load8(buf, s)
+                if length < 8:
+                    v &= (np.uint64(1) << np.uint64(8 * length)) - np.uint64(1)
+            else:
+                v = np.uint64(0)
+                for k in range(length):
+                    v |= np.uint64(buf[s + k]) << np.uint64(8 * k)
+            h = _mix(v ^ np.uint64(length))
+            chars = length
+            if v & _HIGH_BITS:
+                for k in range(s, e):
+                    chars -= (buf[k] & 0xC0) == 0x80
+        else:
+            v, h, chars = np.uint64(0), _FNV_OFFSET, length
+            for k in range(s, e):
+                b = buf[k]
+                h = (h ^ np.uint64(b)) * _FNV_PRIME
+                chars -= (b & 0xC0) == 0x80
+            h = _mix(h)
         h &= hash_mask
-        whash[w], cs[w + 1] = h, cs[w] + word_chars
-        slot = _slot(h, mask)
+        whash[w], keys[w], cs[w + 1] = h, v, cs[w] + chars
+        slot = np.int64(h & np.uint64(mask))
         while True:
             r = table[slot]
             if r < 0:
                 table[slot], ids[w], used[distinct] = w, w, slot
                 distinct += 1
                 break
-            if whash[r] == h and _same_bytes(buf, starts[r], ends[r], starts[w], p):
+            if whash[r] == h and ends[r] - starts[r] == length and (
+                    keys[r] == v if length <= 8 else _same_bytes(buf, starts[r], ends[r], s, e)):
                 ids[w] = r
                 break
             slot = (slot + 1) & mask
-        w += 1
     for k in range(distinct):
         table[used[k]] = -1
-    return chars
+    return n_words, chars_all
 
 
 @_inline
@@ -122,7 +189,7 @@ def _seen_before(j, n, ids, whash, ghash, table, mask, hash_mask):  # noqa: ANN0
         h = (h ^ whash[j + k]) * _FNV_PRIME
     h &= hash_mask
     ghash[j] = h
-    slot = _slot(h, mask)
+    slot = np.int64(_mix(h) & np.uint64(mask))
     while True:
         r = table[slot]
         if r < 0:
@@ -163,45 +230,79 @@ def _count_occurrences(buf, lo, hi, pat, m, fail) -> int:  # noqa: ANN001
 
 
 @_jit
-def _word_counts(ws, offsets):  # noqa: ANN001, ANN202
-    """The words of every text: its non-whitespace bytes after whitespace or at its start."""
-    out = np.zeros(len(offsets) - 1, dtype=np.int64)
-    space = ws.view(np.uint8)
-    for d in range(len(offsets) - 1):
-        count, before = 0, np.uint8(1)
-        for p in range(offsets[d], offsets[d + 1]):
-            count += before > space[p]
-            before = space[p]
-        out[d] = count
-    return out
+def _count_joined(buf, starts, ends, ids, n_words, best, n) -> int:  # noqa: ANN001
+    """``str.count`` of words ``best … best + n - 1`` joined by single spaces (``n >= 2``) in
+    the text of the ``n_words`` words, from the words, not the bytes. An occurrence's first
+    word ends a text word (a space follows it), its last word starts one (a space precedes it),
+    the ones between are whole text words, and one space byte separates each: every occurrence
+    is found at the text word its first word ends. Counted as ``str.count``: non-overlapping,
+    leftmost first."""
+    f0, f1 = starts[best], ends[best]
+    l0 = f1 - f0
+    last0, last1 = starts[best + n - 1], ends[best + n - 1]
+    l_last = last1 - last0
+    tail = buf[f1 - 1]
+    found, free_from = 0, -1
+    for a in range(n_words - n + 1):
+        e = ends[a]
+        if buf[e - 1] != tail or e - starts[a] < l0:
+            continue
+        ok = True
+        for k in range(n - 1):
+            gap = ends[a + k]
+            if starts[a + k + 1] != gap + 1 or buf[gap] != 32:
+                ok = False
+                break
+            if 0 < k + 1 < n - 1 and ids[a + k + 1] != ids[best + k + 1]:
+                ok = False
+                break
+        if not ok:
+            continue
+        z = starts[a + n - 1]
+        if ends[a + n - 1] - z < l_last:
+            continue
+        if ids[a] != ids[best]:
+            for k in range(l0):
+                if buf[e - l0 + k] != buf[f0 + k]:
+                    ok = False
+                    break
+        if ok and ids[a + n - 1] != ids[best + n - 1]:
+            for k in range(l_last):
+                if buf[z + k] != buf[last0 + k]:
+                    ok = False
+                    break
+        if ok and e - l0 >= free_from:
+            found += 1
+            free_from = z + l_last
+    return found
 
 
 @_jit
-def _scratch(counts):  # noqa: ANN001, ANN202
-    """Arrays for the most words ``counts`` has, and a hash table of -1s for them."""
-    cap = counts.max() + 2 if len(counts) else 2
+def _scratch(offsets):  # noqa: ANN001, ANN202
+    """Arrays for the most words a text of ``offsets`` can have, and a hash table of -1s."""
+    most = 0
+    for d in range(len(offsets) - 1):
+        most = max(most, offsets[d + 1] - offsets[d])
+    cap = most // 2 + 3
     i64 = np.empty((6, cap), dtype=np.int64)  # starts, ends, ids, character sums, counts, used
-    u64 = np.empty((2, cap), dtype=np.uint64)  # word hashes, n-gram hashes
+    u64 = np.empty((3, cap), dtype=np.uint64)  # word hashes, n-gram hashes, word keys
     return i64, u64, np.full(_table_mask(cap) + 1, -1, dtype=np.int64)
 
 
 @_jit
-def _top(buf, ws, offsets, n, hash_mask):  # noqa: ANN001, ANN202
-    """``top_ngram_scores`` of the texts ``buf[offsets[d]:offsets[d + 1]]`` (UTF-8; ``ws``:
-    the whitespace mask of ``buf``)."""
+def _top(buf, offsets, n, hash_mask, classes, e2_80):  # noqa: ANN001, ANN202
+    """``top_ngram_scores`` of the texts ``buf[offsets[d]:offsets[d + 1]]`` (UTF-8)."""
     out = np.ones(len(offsets) - 1)
-    words_of = _word_counts(ws, offsets)
-    i64, u64, table = _scratch(words_of)
+    i64, u64, table = _scratch(offsets)
     starts, ends, ids, cs, counts, used = i64[0], i64[1], i64[2], i64[3], i64[4], i64[5]
-    whash, ghash = u64[0], u64[1]
+    whash, ghash, keys = u64[0], u64[1], u64[2]
     pat, fail = np.empty(64, dtype=np.uint8), np.empty(64, dtype=np.int64)  # grown as needed
     for d in range(len(offsets) - 1):
         lo, hi = offsets[d], offsets[d + 1]
-        n_words = words_of[d]
+        n_words, length = _words(buf, lo, hi, starts, ends, ids, whash, keys, cs, table, used,
+                                 hash_mask, classes, e2_80)
         if n_words < n:
             continue
-        length = _words(buf, ws, lo, hi, n_words, starts, ends, ids, whash, cs, table, used,
-                        hash_mask)
         m = n_words - n + 1
         mask, distinct = _table_mask(m), 0
         for j in range(m):
@@ -219,37 +320,31 @@ def _top(buf, ws, offsets, n, hash_mask):  # noqa: ANN001, ANN202
             c, chars = counts[j], cs[j + n] - cs[j]
             if c > best_count or (c == best_count and chars > best_chars):
                 best, best_count, best_chars = j, c, chars
-        size = ends[best + n - 1] - starts[best]  # at least the top n-gram joined by spaces
-        if size > len(pat):
-            pat, fail = np.empty(size, dtype=np.uint8), np.empty(size, dtype=np.int64)
-        size = 0
-        for k in range(n):
-            if k:
-                pat[size] = 32
-                size += 1
-            for p in range(starts[best + k], ends[best + k]):
-                pat[size] = buf[p]
-                size += 1
-        found = _count_occurrences(buf, lo, hi, pat, size, fail)
+        if n > 1:
+            found = _count_joined(buf, starts, ends, ids, n_words, best, n)
+        else:  # one word: found inside other words too, so searched for in the bytes
+            size = ends[best] - starts[best]
+            if size > len(pat):
+                pat, fail = np.empty(size, dtype=np.uint8), np.empty(size, dtype=np.int64)
+            pat[:size] = buf[starts[best]:ends[best]]
+            found = _count_occurrences(buf, lo, hi, pat, size, fail)
         out[d] = np.float64(found * (best_chars + n - 1)) / np.float64(length)
     return out
 
 
 @_jit
-def _duplicates(buf, ws, offsets, n, hash_mask):  # noqa: ANN001, ANN202
+def _duplicates(buf, offsets, n, hash_mask, classes, e2_80):  # noqa: ANN001, ANN202
     """``duplicate_ngram_scores`` of the texts (as ``_top``)."""
     out = np.ones(len(offsets) - 1)
-    words_of = _word_counts(ws, offsets)
-    i64, u64, table = _scratch(words_of)
+    i64, u64, table = _scratch(offsets)
     starts, ends, ids, cs, used = i64[0], i64[1], i64[2], i64[3], i64[5]
-    whash, ghash = u64[0], u64[1]
+    whash, ghash, keys = u64[0], u64[1], u64[2]
     for d in range(len(offsets) - 1):
         lo, hi = offsets[d], offsets[d + 1]
-        n_words = words_of[d]
+        n_words, length = _words(buf, lo, hi, starts, ends, ids, whash, keys, cs, table, used,
+                                 hash_mask, classes, e2_80)
         if n_words < n:
             continue
-        length = _words(buf, ws, lo, hi, n_words, starts, ends, ids, whash, cs, table, used,
-                        hash_mask)
         m = n_words - n + 1
         mask, distinct, dup, overlap = _table_mask(m), 0, 0, 0
         for j in range(m):

@@ -316,9 +316,10 @@ def word_stats(texts: pa.Array) -> tuple[np.ndarray, np.ndarray]:
 
 
 def fast_word_counts(texts: pa.Array) -> np.ndarray:
-    """Whitespace-separated word counts (like ``len(text.split())``)."""
+    """Whitespace-separated word counts (like ``len(text.split())``), as float64."""
     buf, offsets = text_bytes(texts)
-    return segment_counts(_word_starts(~ws_mask(buf), offsets), offsets)
+    k = _kernels()
+    return k.word_counts(buf, offsets, k.SPACE_CLASSES, k.SPACE_E2_80).astype(np.float64)
 
 
 def spans(starts: np.ndarray, lens: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

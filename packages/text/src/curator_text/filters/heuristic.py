@@ -185,9 +185,19 @@ class UrlsFilter(_MaxRatio):
     def score_batch(self, texts: pa.Array) -> np.ndarray | list:
         if self._url_regex is not None:
             return [self.score_document(t) for t in texts.to_pylist()]
+        return self._scores(texts)
+
+    def _scores(self, texts: pa.Array) -> np.ndarray:
+        """The characters of NeMo's URLs over the text's: they are removed (RE2) only from the
+        texts with ``http://`` or ``https://`` (found first, much faster than the removal)."""
         total = v.lengths(texts)
-        rest = v.lengths(pc.replace_substring_regex(texts, v.NEMO_URL_REGEX, ""))
-        return v.ratio(total - rest, total, 1.0)
+        urls = np.zeros(len(texts))
+        some = np.flatnonzero(v.np_bool(pc.match_substring_regex(texts, "https?://")))
+        if len(some):
+            texts, idx = texts.take(pa.array(some)), some
+            urls[idx] = total[idx] - v.lengths(pc.replace_substring_regex(texts, v.NEMO_URL_REGEX,
+                                                                          ""))
+        return v.ratio(urls, total, 1.0)
 
 
 BULLETS = "•‣⁃⁌⁍∙○●◘◦⦾⦿"  # noqa: RUF001

