@@ -14,7 +14,7 @@ from numba.core import types
 from numba.extending import intrinsic
 
 __all__ = ["lut_counts", "json_strings", "jit", "inline", "load8", "popcount", "trailing_zeros",
-           "HIGH_BITS", "ascii_spaces", "SPACE_CLASSES", "SPACE_E2_80", "space_width",
+           "HIGH_BITS", "ascii_spaces", "ascii_words", "SPACE_CLASSES", "SPACE_E2_80", "space_width",
            "word_counts"]
 
 jit = nb.njit(cache=True, nogil=True)
@@ -64,6 +64,15 @@ def ascii_spaces(x: np.uint64) -> np.uint64:
     return (((x + _PLUS_119) & ~(x + _PLUS_114)) | ((x + _PLUS_100) & ~(x + _PLUS_95))) & HIGH_BITS
 
 
+@inline
+def ascii_words(x: np.uint64, before: np.uint64) -> tuple[np.uint64, np.uint64, np.uint64]:
+    """(the first bytes of words, the spaces that end one, the last byte's space bit) of 8 ASCII
+    bytes ``x`` as top bits of their lanes; ``before``: 1 if the byte before ``x`` is a space."""
+    spaces = ascii_spaces(x)
+    after_space = (spaces << np.uint64(8)) | (before << np.uint64(7))
+    return ~spaces & after_space & HIGH_BITS, spaces & ~after_space, spaces >> np.uint64(63)
+
+
 def _space_classes() -> np.ndarray:
     """Per byte value: 1 for the ASCII whitespace ``str.split()`` splits on, 2 for the first byte
     of the multi-byte characters that may be whitespace (U+0085, U+00A0, U+1680, U+2000-U+200A,
@@ -109,10 +118,8 @@ def word_counts(buf, offsets, classes, e2_80):  # noqa: ANN001, ANN201
             if p + 8 <= hi:
                 x = load8(buf, p)
                 if not x & HIGH_BITS:
-                    spaces = ascii_spaces(x)
-                    after_space = (spaces << np.uint64(8)) | (before << np.uint64(7))
-                    count += popcount(~spaces & after_space & HIGH_BITS)
-                    before = spaces >> np.uint64(63)
+                    first, _, before = ascii_words(x, before)
+                    count += popcount(first)
                     p += 8
                     continue
             width = space_width(buf, p, hi, classes, e2_80)

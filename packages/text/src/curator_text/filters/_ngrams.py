@@ -20,7 +20,7 @@ from curator_text._bytes import (
     HIGH_BITS,
     SPACE_CLASSES,
     SPACE_E2_80,
-    ascii_spaces,
+    ascii_words,
     inline,
     jit,
     load8,
@@ -92,10 +92,7 @@ def _bounds(buf, lo, hi, starts, ends, classes, e2_80):  # noqa: ANN001, ANN202
         if p + 8 <= hi:
             x = _load8(buf, p)
             if not x & _HIGH_BITS:
-                spaces = ascii_spaces(x)
-                after_space = (spaces << np.uint64(8)) | (before << np.uint64(7))
-                first = ~spaces & after_space & _HIGH_BITS
-                last = spaces & ~after_space
+                first, last, next_before = ascii_words(x, before)
                 for _ in range(2):  # most 8 bytes hold at most 2 of each: no branch
                     starts[n_starts] = p + (trailing_zeros(first) >> np.uint64(3))
                     n_starts += first != 0
@@ -111,7 +108,7 @@ def _bounds(buf, lo, hi, starts, ends, classes, e2_80):  # noqa: ANN001, ANN202
                     ends[n_ends] = p + (trailing_zeros(last) >> np.uint64(3))
                     n_ends += 1
                     last &= last - np.uint64(1)
-                before = spaces >> np.uint64(63)
+                before = next_before
                 p += 8
                 continue
         width = space_width(buf, p, hi, classes, e2_80)
