@@ -13,7 +13,7 @@ from llvmlite import ir
 from numba.core import types
 from numba.extending import intrinsic
 
-__all__ = ["lut_counts", "json_strings", "jit", "inline", "load8", "popcount", "trailing_zeros",
+__all__ = ["lut_sums", "json_strings", "jit", "inline", "load8", "popcount", "trailing_zeros",
            "HIGH_BITS", "ascii_spaces", "ascii_words", "SPACE_CLASSES", "SPACE_E2_80", "space_width",
            "word_counts"]
 
@@ -132,15 +132,16 @@ def word_counts(buf, offsets, classes, e2_80):  # noqa: ANN001, ANN201
 
 
 @jit
-def lut_counts(buf, offsets, lut):  # noqa: ANN001, ANN201
-    """How many bytes ``b`` of every text ``offsets[d]:offsets[d + 1]`` have ``lut[b]`` set (as
-    float64)."""
-    out = np.zeros(len(offsets) - 1, dtype=np.float64)
+def lut_sums(buf, offsets, lut):  # noqa: ANN001, ANN201
+    """The sum of ``lut[b]`` (int64) over the bytes ``b`` of every text ``offsets[d]:offsets[d +
+    1]``: with 0/1 entries the bytes of a class; with two fields (e.g. ``class + (char << 32)``)
+    two counts in one pass."""
+    out = np.zeros(len(offsets) - 1, dtype=np.int64)
     for d in range(len(offsets) - 1):
-        count = 0
+        total = 0
         for p in range(offsets[d], offsets[d + 1]):
-            count += lut[buf[p]]
-        out[d] = count
+            total += lut[buf[p]]
+        out[d] = total
     return out
 
 

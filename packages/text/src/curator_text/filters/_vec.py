@@ -14,6 +14,7 @@ import pyarrow.compute as pc
 __all__ = ["URL_REGEX", "NEMO_URL_REGEX", "WORD_SPLIT", "CHUNK_BYTES", "chunked", "np_bool",
            "lengths", "regex_count", "word_lists", "word_counts", "per_doc_sum", "ratio", "le",
            "ge", "ASCII_WS", "ASCII_ALNUM", "text_bytes", "ASCII_LETTERS", "class_count",
+           "class_count_and_lengths",
            "segment_counts", "ws_mask", "nonblank", "Tokens", "word_stats", "fast_word_counts",
            "spans"]
 
@@ -135,9 +136,14 @@ ASCII_LETTERS = ASCII_ALNUM[:52]
 
 
 @cache
-def _lut(chars: str) -> np.ndarray:
-    lut = np.zeros(256, dtype=bool)
-    lut[[ord(c) for c in chars]] = True
+@cache
+def _lut(chars: str, with_chars: bool = False) -> np.ndarray:
+    """1 for the bytes of the ASCII ``chars``; ``with_chars``: plus ``1 << 32`` for every byte
+    that starts a UTF-8 character (so one sum counts both)."""
+    lut = np.zeros(256, dtype=np.int64)
+    lut[[ord(c) for c in chars]] = 1
+    if with_chars:
+        lut += ((np.arange(256) & 0xC0) != 0x80).astype(np.int64) << 32
     lut.flags.writeable = False
     return lut
 
@@ -150,20 +156,28 @@ def class_count(texts: pa.Array, ascii_chars: str, char_class: str | None = None
     if isinstance(texts, pa.ChunkedArray):
         texts = texts.combine_chunks()
     n = len(texts)
+    if char_class is None or n == 0:
+        buf, offsets = text_bytes(texts)
+        return _kernels().lut_sums(buf, offsets, _lut(ascii_chars)).astype(np.float64)
     out = np.zeros(n, dtype=np.float64)
-    if n == 0:
-        return out
     is_ascii, buf, offsets = _ascii_bytes(texts)
-    if char_class is None:
-        is_ascii[:] = True
     if is_ascii.any():
-        out[is_ascii] = _kernels().lut_counts(buf, offsets, _lut(ascii_chars))[is_ascii]
+        out[is_ascii] = _kernels().lut_sums(buf, offsets, _lut(ascii_chars))[is_ascii]
     if not is_ascii.all():
         mask = ~is_ascii
         sub = texts.filter(pa.array(mask))
         rest = pc.utf8_length(pc.replace_substring_regex(sub, f"{char_class}+", ""))
         out[mask] = lengths(sub) - rest.to_numpy(zero_copy_only=False)
     return out
+
+
+def class_count_and_lengths(texts: pa.Array, ascii_chars: str) -> tuple[np.ndarray, np.ndarray]:
+    """(``class_count(texts, ascii_chars)``, ``lengths(texts)``) from one pass over the bytes."""
+    buf, offsets = text_bytes(texts)
+    if len(buf) >= 1 << 32:  # the counts would not fit their 32 bits
+        return class_count(texts, ascii_chars), lengths(texts)
+    both = _kernels().lut_sums(buf, offsets, _lut(ascii_chars, with_chars=True))
+    return (both & 0xFFFFFFFF).astype(np.float64), (both >> 32).astype(np.float64)
 
 
 def segment_counts(mask: np.ndarray, offsets: np.ndarray) -> np.ndarray:
@@ -273,7 +287,7 @@ class Tokens:
     def has_byte(self, chars: str) -> np.ndarray:
         """True for every word with a byte among the ASCII ``chars``:
         the first byte decides most words, the bytes of the others are looked at together."""
-        lut, buf, starts = _lut(chars), self._buf, self._starts
+        lut, buf, starts = _lut(chars).astype(bool), self._buf, self._starts
         out = lut[buf[starts]]
         rest = np.flatnonzero(~out & (self.n_bytes > 1))
         if len(rest):

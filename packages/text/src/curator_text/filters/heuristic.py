@@ -102,8 +102,7 @@ class NonAlphaNumericFilter(_MaxRatio):
 
     @v.chunked
     def score_batch(self, texts: pa.Array) -> np.ndarray:
-        lens = v.lengths(texts)
-        alnum = v.class_count(texts, ALNUM_CHARS)
+        alnum, lens = v.class_count_and_lengths(texts, ALNUM_CHARS)
         return v.ratio(lens - alnum, lens, 1.0)
 
 

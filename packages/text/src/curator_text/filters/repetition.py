@@ -280,10 +280,16 @@ def _boilerplate_score(text: str) -> float:
     return bad / len(paragraphs)
 
 
-_BOILERPLATE_ANCHORS = ("lorem ipsum", "terms of use", "privacy", "cookie")
-"""Every boilerplate string holds one of these: texts without any are not looked at further.
-RE2 compiles this short pattern ~20x faster than all the strings (it compiles per call)."""
-_BOILERPLATE_RE = "|".join(re.escape(b) for b in _BOILERPLATE_ANCHORS)
+def _search_terms(strings: tuple[str, ...]) -> list[str]:
+    """Strings every text holding one of ``strings`` holds: the long ones cut to their first
+    three words, and none that holds another. RE2 compiles them (it does, on every call) 6x
+    faster than ``strings`` with their long cookie notices, and they find the same texts."""
+    cut = {b if len(b) < 40 else " ".join(b.split()[:3]) for b in strings}
+    return sorted(t for t in cut if not any(o != t and o in t for o in cut))
+
+
+_BOILERPLATE_TERMS = _search_terms(BOILERPLATE_STRINGS)
+_BOILERPLATE_RE = "|".join(re.escape(b) for b in _BOILERPLATE_TERMS)
 _POLICY_RE = "|".join(re.escape(b) for b in POLICY_SUBSTRINGS)
 
 
@@ -308,7 +314,7 @@ class BoilerPlateStringFilter(_MaxScore):
     @v.chunked
     def score_batch(self, texts: pa.Array) -> np.ndarray:
         """The same scores for a column: only texts that may hold a policy string (one of
-        ``_BOILERPLATE_ANCHORS``, RE2, any case) are split into paragraphs, which are lowercased as ``str.lower`` does for these
+        ``_BOILERPLATE_TERMS``, RE2, any case) are split into paragraphs, which are lowercased as ``str.lower`` does for these
         ASCII strings (ASCII letters, the Kelvin sign, dotted capital I) and matched together."""
         hits = pc.match_substring_regex(texts, _BOILERPLATE_RE, ignore_case=True)
         scores = np.zeros(len(texts), dtype=np.float64)
