@@ -9,6 +9,8 @@ driver's own memory growth per task (this process only: what the driver holds pe
     uv run python benchmarks/executors.py --scale 10000,100000 --workers 2 --collect off
     # the same on Xenna (one worker on 2 cores: Xenna keeps 95% of the CPUs, rounded down)
     uv run python benchmarks/executors.py --scale 1000,10000 --workers 1 --collect off --executors xenna
+    # the partitions listed by a lazy source, run window by window (source_window; 0: one window):
+    uv run python benchmarks/executors.py --scale 10000,100000 --workers 2 --collect off --source-window 10000
     # streaming: time to the first output of a 3-group pipeline (Hash, Hash, Stamp; unfused):
     uv run python benchmarks/executors.py --first-output --executors ray_data,ray_actor_pool
 
@@ -58,6 +60,22 @@ class Noop(ProcessingStage):
 
 
 @dataclass
+class Listing(ProcessingStage):
+    """A source that lists ``n`` tiny partitions lazily (``process_stream``, chunks of 1024), as
+    ``FilePartitioningStage`` does for files: the driver holds only what it has not yet run."""
+
+    n: int = 1000
+    name: str = "Listing"
+
+    def process(self, task: Task) -> list[Task]:
+        return [t for chunk in self.process_stream(task) for t in chunk]
+
+    def process_stream(self, task: Task):  # noqa: ANN201
+        for start in range(0, self.n, 1024):
+            yield tasks(min(1024, self.n - start), 1, start)
+
+
+@dataclass
 class Stamp(ProcessingStage):
     """The last stage of the streaming benchmark: notes when each output was made."""
 
@@ -95,47 +113,55 @@ class DriverRSS(PeakRSS):
         return psutil.Process().memory_info().rss
 
 
-def make(kind: str, workers: int, stage: str, collect: bool = True):
+def make(kind: str, workers: int, stage: str, collect: bool = True, window: int = 0):
     if kind == "local":
         return LocalExecutor(num_workers=workers, collect_outputs=collect)
+    extra = {"source_window": window} if window else {}
     if kind == "xenna":
         from curator.executors.xenna import XennaExecutor
 
-        return XennaExecutor(num_workers={stage: workers}, collect_outputs=collect)
+        return XennaExecutor(num_workers={stage: workers}, collect_outputs=collect, **extra)
     from curator.executors.ray_actor_pool import RayActorPoolExecutor
     from curator.executors.ray_data import RayDataExecutor
 
     cls = RayDataExecutor if kind == "ray_data" else RayActorPoolExecutor
-    return cls(num_workers={stage: workers}, collect_outputs=collect)
+    return cls(num_workers={stage: workers}, collect_outputs=collect, **extra)
 
 
-def tasks(n: int, items: int) -> list[Task]:
-    return [Task(f"t{i:05d}", "bench", list(range(i * items, (i + 1) * items))) for i in range(n)]
+def tasks(n: int, items: int, first: int = 0) -> list[Task]:
+    return [Task(f"t{i:07d}", "bench", list(range(i * items, (i + 1) * items)))
+            for i in range(first, first + n)]
 
 
 def run_one(kind: str, workers: int, stage: ProcessingStage, n: int, items: int,
-            collect: bool = True) -> dict:
+            collect: bool = True, window: int | None = None) -> dict:
+    """``stage`` over ``n`` partitions: given as a list (``window=None``), or listed by a lazy
+    source (``Listing``) and run ``window`` at a time (0: the executor's default)."""
     import gc  # noqa: PLC0415
 
     gc.collect()
-    initial = tasks(n, items)
+    initial = tasks(n, items) if window is None else None
+    stages = [stage] if window is None else [Listing(n), stage]
     with PeakRSS() as mem, DriverRSS() as driver:
         base = driver.peak
         start = time.perf_counter()
-        result = Pipeline("bench", stages=[stage]).run(
-            make(kind, workers, stage.name, collect), initial_tasks=initial, summary=False)
+        result = Pipeline("bench", stages=stages).run(
+            make(kind, workers, stage.name, collect, window or 0), initial_tasks=initial,
+            summary=False)
         wall = time.perf_counter() - start
     assert result.num_outputs == n and len(result) == (n if collect else 0)
     return {"wall": wall, "per_task_ms": 1000 * wall / n, "items_s": n * items / wall,
             "peak_mb": mem.peak / 2**20, "driver_kb_task": (driver.peak - base) / 1024 / n}
 
 
-def scale(kinds: list[str], workers: int, small: int, big: int, collect: bool) -> None:
+def scale(kinds: list[str], workers: int, small: int, big: int, collect: bool,
+          window: int | None = None) -> None:
     """Noop at ``small`` and ``big`` tasks: what each task beyond ``small`` costs the driver
-    (the fixed start-up of an engine drops out of the difference)."""
+    (the fixed start-up of an engine drops out of the difference); ``window``: see
+    :func:`run_one`."""
     for kind in kinds:
-        a = run_one(kind, workers, Noop(), small, 1, collect)
-        b = run_one(kind, workers, Noop(), big, 1, collect)
+        a = run_one(kind, workers, Noop(), small, 1, collect, window)
+        b = run_one(kind, workers, Noop(), big, 1, collect, window)
         ms = 1000 * (b["wall"] - a["wall"]) / (big - small)
         kb = (b["driver_kb_task"] * big - a["driver_kb_task"] * small) / (big - small)
         print(f"{kind:<16}{'Noop':<6}{'on' if collect else 'off':>8}{workers:>8}"
@@ -184,6 +210,9 @@ def main() -> None:
     ap.add_argument("--scale", default="",
                     help="two task counts, e.g. 10000,100000: the Noop stage at both, and the "
                          "marginal driver time and memory per task between them")
+    ap.add_argument("--source-window", type=int, default=None,
+                    help="with --scale: partitions listed by a lazy source and run this many "
+                         "at a time (source_window; 0: the executor's default), not a list")
     ap.add_argument("--first-output", action="store_true",
                     help="streaming: time to the first output of a 3-group pipeline (Ray)")
     args = ap.parse_args()
@@ -208,7 +237,7 @@ def main() -> None:
             return
         if args.scale:
             scale(kinds, int(args.workers.split(",")[-1]), *map(int, args.scale.split(",")),
-                  collect=args.collect == "on")
+                  collect=args.collect == "on", window=args.source_window)
             return
         for kind in kinds:
             for workers in map(int, args.workers.split(",")):

@@ -442,3 +442,24 @@ def test_progress_reporter_prints_per_stage_counts():
         while "B: 0/2 tasks" not in stream.getvalue():
             time.sleep(0.01)
     assert stream.getvalue().startswith("[curator")
+
+
+def test_source_partitions_run_while_the_source_still_lists():
+    """A source that lists lazily (``process_stream``) hands each chunk on as it is made: its
+    last chunk waits for a partition to have run downstream, which never happens if the
+    executor first collects the whole listing."""
+    from tests.core.executors.stages import Stamp, StreamedNumbers
+
+    StreamedNumbers.yielded.clear()
+    Stamp.ran.clear()
+    StreamedNumbers.before_last = Stamp.ran
+    try:
+        result = Pipeline("stream", stages=[StreamedNumbers(n=6, chunk=2), Stamp()]).run(
+            LocalExecutor(num_workers=1), summary=False)
+    finally:
+        StreamedNumbers.before_last = None
+    assert len(StreamedNumbers.yielded) == 3
+    first_run = min(t.metadata["ran_at"] for t in result)
+    assert first_run < StreamedNumbers.yielded[-1]  # ran before the last chunk was listed
+    assert sorted(t.task_id for t in result) == [f"part{i:03d}" for i in range(6)]
+    assert result.stats.stages[0].tasks_in == 1 and result.stats.stages[0].tasks_out == 6

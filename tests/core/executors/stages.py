@@ -6,8 +6,11 @@ import fcntl
 import json
 import os
 import sys
+import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import ClassVar
 
 from curator import FileGroupTask, Pipeline, ProcessingStage, Task
 from curator.io import atomic_write
@@ -32,6 +35,43 @@ class Numbers(ProcessingStage):
 
     def process(self, task: Task) -> list[Task]:
         return make_partitions(self.n, self.per)
+
+
+@dataclass
+class StreamedNumbers(Numbers):
+    """``Numbers`` listed in chunks of ``chunk`` (``process_stream``). ``yielded`` gets the time
+    each chunk is handed on; with ``before_last`` set, the last chunk waits (10 s at most) for
+    that event."""
+
+    chunk: int = 2
+    name: str = "StreamedNumbers"
+    yielded: ClassVar[list[float]] = []
+    before_last: ClassVar[threading.Event | None] = None
+
+    @property
+    def is_source(self) -> bool:
+        return True
+
+    def process_stream(self, task: Task) -> Iterator[list[Task]]:
+        parts = make_partitions(self.n, self.per)
+        for k in range(0, len(parts), self.chunk):
+            if k + self.chunk >= len(parts) and self.before_last is not None:
+                self.before_last.wait(10)
+            StreamedNumbers.yielded.append(time.time())
+            yield parts[k:k + self.chunk]
+
+
+@dataclass
+class Stamp(ProcessingStage):
+    """Notes when each task ran (``metadata["ran_at"]``) and sets ``Stamp.ran``."""
+
+    name: str = "Stamp"
+    ran: ClassVar[threading.Event] = threading.Event()
+
+    def process(self, task: Task) -> Task:
+        Stamp.ran.set()
+        task.metadata["ran_at"] = time.time()
+        return task
 
 
 @dataclass

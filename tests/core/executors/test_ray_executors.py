@@ -186,3 +186,23 @@ def test_ray_data_batches_count_tasks_not_reports(ray_cluster):
     stages = [Numbers(n=6), Square(), AddOne(), BatchSeen()]
     result = Pipeline("batches", stages=stages).run(RayDataExecutor(), summary=False)
     assert sorted(t.data for t in result) == [6] * 6  # upstream reports did not take slots
+
+
+@pytest.mark.ray
+@pytest.mark.parametrize("kind", ["ray_data", "ray_actor_pool"])
+def test_source_is_listed_window_by_window(ray_cluster, kind):
+    """With ``source_window=2`` the driver takes 2 partitions from the lazy source, runs them,
+    then lists on: the first partitions ran before the second chunk was listed, and every
+    partition of the three windows is there, booked once."""
+    from tests.core.executors.stages import Stamp, StreamedNumbers, make_executor
+
+    StreamedNumbers.yielded.clear()
+    ex = make_executor(kind)
+    ex.config["source_window"] = 2
+    result = Pipeline("windows", stages=[StreamedNumbers(n=6, chunk=2), Stamp(), Square()]).run(
+        ex, summary=False)
+    assert sorted(t.task_id for t in result) == [f"part{i:03d}" for i in range(6)]
+    assert sorted(x for t in result for x in t.data) == [x * x for x in range(18)]
+    assert len(StreamedNumbers.yielded) == 3
+    assert min(t.metadata["ran_at"] for t in result) < StreamedNumbers.yielded[1]
+    assert [(s.tasks_in, s.tasks_out) for s in result.stats.stages] == [(1, 6), (6, 6), (6, 6)]

@@ -29,6 +29,7 @@ from tests.core.executors.stages import (
     RaiseOn,
     SplitInTwo,
     Square,
+    StreamedNumbers,
     read_records,
 )
 
@@ -52,10 +53,10 @@ class RejectOdd(ProcessingStage):
         return task.derive([x for x in task.data if x % 2 == 0])
 
 
-def pipeline(out: str) -> Pipeline:
+def pipeline(out: str, source: ProcessingStage | None = None) -> Pipeline:
     # two groups of fused stages (different resources), so two Xenna stages
     half = Resources(cpus=0.5)
-    return Pipeline("xenna", stages=[Numbers(n=6), Square(), SplitInTwo(),
+    return Pipeline("xenna", stages=[source or Numbers(n=6), Square(), SplitInTwo(),
                                      RejectOdd().with_(resources=half),
                                      RaiseOn().with_(resources=half),
                                      JsonWriter(out).with_(resources=half)])
@@ -74,9 +75,10 @@ def summarize(result, out: str, rejected: str, ckpt: str) -> dict:
             "done": sorted(CheckpointStore(ckpt).done()), "executor": result.stats.executor}
 
 
-def run_one(executor, base: Path) -> dict:
+def run_one(executor, base: Path, source: ProcessingStage | None = None) -> dict:
     out, rej, ckpt = (str(base / d) for d in ("out", "rejected", "ckpt"))
-    result = pipeline(out).run(executor, rejected_dir=rej, checkpoint_dir=ckpt, summary=False)
+    result = pipeline(out, source).run(executor, rejected_dir=rej, checkpoint_dir=ckpt,
+                                       summary=False)
     return json.loads(json.dumps(summarize(result, out, rej, ckpt)))  # as the job reports it
 
 
@@ -129,6 +131,16 @@ def test_rejected_records_failed_tasks_and_checkpoint(xenna_runs, mode):
     assert any(f.startswith("RejectOdd/") for f in got["rejected_files"])
     # every partition but the failed one is checkpointed as done
     assert got["done"] == sorted(CheckpointStore.key(f"part{i:03d}") for i in range(6) if i != 2)
+
+
+@pytest.mark.ray
+@pytest.mark.slow
+def test_source_listed_window_by_window(xenna_runs):
+    """A lazy source with ``source_window=3``: two Xenna pipelines of 3 partitions, the same
+    records, statistics, failures and checkpoint as one of 6."""
+    windows, whole = xenna_runs["windows"], xenna_runs["streaming"]
+    for key in ("records", "outputs", "stats", "failed", "done", "rejected_files"):
+        assert windows[key] == whole[key], key
 
 
 @pytest.mark.ray
@@ -250,4 +262,7 @@ if __name__ == "__main__":  # the Xenna job of the xenna_runs fixture: OUT_DIR
                 base / run_mode)
         results["lean"] = run_one(XennaExecutor(config={**QUIET, "collect_outputs": False}),
                                   base / "lean")
+        results["windows"] = run_one(XennaExecutor(config={**QUIET, "source_window": 3}),
+                                     base / "windows",
+                                     StreamedNumbers(n=6, chunk=3).with_(name="Numbers"))
     print(json.dumps(results))

@@ -131,3 +131,14 @@ def test_partitions_stream_and_limit(tmp_path):
     assert first.data == files[:4] and first.metadata["source_files"] == files[:4]
     assert [t.data for t in it] == [files[4:8], files[8:12]]
     assert [t.task_id for t in stage.process(EmptyTask())][0] == first.task_id
+
+
+def test_process_stream_hands_on_chunks_of_partitions(tmp_path, monkeypatch):
+    files = _make_tree(tmp_path, 25)
+    stage = FilePartitioningStage(file_paths=str(tmp_path), file_extensions=[".jsonl"],
+                                  files_per_partition=2)
+    monkeypatch.setattr(FilePartitioningStage, "stream_chunk", 5)
+    chunks = list(stage.process_stream(EmptyTask()))
+    assert [len(c) for c in chunks] == [5, 5, 3]  # 13 partitions of 2 files (the last of 1)
+    assert [t.data for c in chunks for t in c] == [t.data for t in stage.process(EmptyTask())]
+    assert [f for c in chunks for t in c for f in t.data] == files

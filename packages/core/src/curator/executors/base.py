@@ -23,6 +23,7 @@ import sys
 import time
 import traceback
 from abc import ABC, abstractmethod
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -35,7 +36,7 @@ from curator.stages.lifecycle import ensure_setup, release_stage
 from curator.tasks import EMPTY_TASK, EmptyTask, StagePerf, Task
 
 __all__ = ["BaseExecutor", "RunContext", "RunResult", "OutputCollector", "output_paths",
-           "StageCall", "invoke_stage", "ensure_setup", "release_stage",
+           "StageCall", "invoke_stage", "invoke_source", "ensure_setup", "release_stage",
            "failed_task_record", "env_flag", "SourceStageError", "PipelineFailedError"]
 
 
@@ -266,15 +267,55 @@ def invoke_stage(stage: ProcessingStage, tasks: list[Task], worker: str = "") ->
     try:
         ensure_setup(stage, {"worker": worker})
         outputs = stage.process_batch(tasks)
-        if outputs is None:
-            outputs = []
-        elif isinstance(outputs, Task):
-            outputs = [outputs]
     except Exception:  # noqa: BLE001 - reported to the executor, which retries or rejects
-        _drain_histograms(stage)  # a retry scores the task again
-        _drain_counts(stage)  # … and counts it again
-        return StageCall([], stage.drain_rejected(), time.perf_counter() - start, items_in, 0,
-                         error=traceback.format_exc(), peak_rss_mb=process_peak_rss_mb())
+        return _error_call(stage, start, items_in)
+    return _finish_call(stage, tasks, outputs, start, items_in, worker)
+
+
+def invoke_source(stage: ProcessingStage, task: Task, worker: str = "") -> Iterator[StageCall]:
+    """:func:`invoke_stage` for a source stage's :meth:`~ProcessingStage.process_stream`: one
+    call per chunk of outputs, made as the caller asks for the next (at least one call). Never
+    raises: a failure is the last call, with its ``error``."""
+    start = time.perf_counter()
+    try:
+        ensure_setup(stage, {"worker": worker})
+        chunks = stage.process_stream(task)
+        chunk = next(chunks, None)
+    except Exception:  # noqa: BLE001 - reported to the executor
+        yield _error_call(stage, start, task.num_items)
+        return
+    call = _finish_call(stage, [task], chunk or [], start, task.num_items, worker)
+    while True:
+        yield call
+        if call.error is not None or chunk is None:
+            return
+        start = time.perf_counter()
+        try:
+            chunk = next(chunks, None)
+        except Exception:  # noqa: BLE001
+            yield _error_call(stage, start, 0)
+            return
+        if chunk is None:
+            return
+        call = _finish_call(stage, [task], chunk, start, 0, worker)
+
+
+def _error_call(stage: ProcessingStage, start: float, items_in: int) -> StageCall:
+    """The call of a stage that raised (in an ``except`` block): its traceback."""
+    _drain_histograms(stage)  # a retry scores the task again
+    _drain_counts(stage)  # … and counts it again
+    return StageCall([], stage.drain_rejected(), time.perf_counter() - start, items_in, 0,
+                     error=traceback.format_exc(), peak_rss_mb=process_peak_rss_mb())
+
+
+def _finish_call(stage: ProcessingStage, tasks: list[Task], outputs: Any, start: float,
+                 items_in: int, worker: str) -> StageCall:
+    """The call of a stage that returned ``outputs`` for ``tasks``: checked, and each output
+    given its partition and the stage's perf record."""
+    if outputs is None:
+        outputs = []
+    elif isinstance(outputs, Task):
+        outputs = [outputs]
     busy = time.perf_counter() - start
     histograms = _drain_histograms(stage)
     counters = _drain_counts(stage)

@@ -9,6 +9,7 @@ import queue
 import threading
 import time
 import warnings
+from collections.abc import Iterable
 from typing import Any
 
 from curator.executors.base import (
@@ -21,9 +22,11 @@ from curator.executors.base import (
 )
 from curator.executors.fusion import ChainJob, StageGroup, group_stages
 from curator.executors.retry import (
+    BatchOutcome,
     apply_report,
     outcome_report,
     run_with_retries,
+    source_outcomes,
     worker_death_report,
 )
 from curator.executors.sizing import workers_alone
@@ -321,15 +324,20 @@ class _LocalRun:
     def _handle(self, g: int, runner: Any, batch: list[Task]) -> None:
         i = self.groups[g].first
         stage = self.stages[i]
-        call_once = functools.partial(self._call, i, runner)
-        for outcome in run_with_retries(stage.name, call_once, batch, self.ctx.max_retries):
-            inputs, call = outcome.inputs, outcome.call
-            source = isinstance(inputs[0], EmptyTask)
+        source = i == 0 and isinstance(batch[0], EmptyTask)
+        if source and isinstance(runner, ThreadWorker):  # chunk by chunk as the listing goes
+            outcomes: Iterable[BatchOutcome] = source_outcomes(runner.job.stage, batch[0],
+                                                               self.ctx.max_retries, runner.name)
+        else:
+            outcomes = run_with_retries(stage.name, functools.partial(self._call, i, runner),
+                                        batch, self.ctx.max_retries)
+        for outcome in outcomes:
+            call = outcome.call
             if outcome.failed is not None and source:  # the source failed: there is no input
                 raise SourceStageError(f"source stage {stage.name!r} failed, so the pipeline "
                                        f"has no input:\n{outcome.failed.error}")
             skipped = 0
-            if i == 0 and source:
+            if source:
                 call.outputs, skipped = self.ctx.skip_done(call.outputs)
             report = outcome_report(i, outcome, keep_outputs=True)
             report.skipped = skipped

@@ -21,10 +21,10 @@ from curator.executors.base import (
 from curator.executors.fusion import StageGroup, chain_reports
 from curator.executors.ray_client import alive_nodes, node_slots
 from curator.executors.ray_common import (
+    PartitionTracker,
     RayExecutorBase,
     node_gpu_memory_gb,
     stage_override,
-    start_tasks,
 )
 from curator.executors.retry import OutcomeReport, apply_report, worker_death_report
 from curator.executors.sizing import fit_cpu_shares, workers_alone, workers_together
@@ -300,6 +300,8 @@ class RayActorPoolExecutor(RayExecutorBase):
         collect_outputs: bring the output tasks back to the driver (default ``True``); with
             ``False`` actors send only their count and paths (``result.num_outputs``,
             ``result.output_paths``) and the result list stays empty.
+        source_window: the most partitions taken from a lazily listing source before they
+            run (default 100,000): the driver's memory does not grow with the listing.
         ignore_head_node: place no actor on the cluster's head node (NeMo Curator's option;
             default ``False``). Actors are spread over the nodes that have room for them.
         gpu_memory_gb_per_gpu: GPU memory in GB to size ``gpu_memory_gb`` against where the
@@ -356,13 +358,20 @@ class RayActorPoolExecutor(RayExecutorBase):
     def _run(self, stages: list[ProcessingStage], initial: list[Task], ctx: RunContext,
              stats: RunStats, cluster: dict[str, float]) -> OutputCollector:
         tracker = ctx.tracker(len(stages))
-        names = [s.name for s in stages]
-        tasks, first = start_tasks(stages, initial, ctx, stats, tracker)
         outputs = OutputCollector(bool(self.config.get("collect_outputs", True)))
+        for tasks, first in self.windows(stages, initial, ctx, stats, tracker):
+            if not tasks or first == len(stages):
+                outputs.add(tasks if first == len(stages) else [])
+                continue
+            self._run_window(stages, tasks, first, ctx, stats, tracker, cluster, outputs)
+        return outputs
+
+    def _run_window(self, stages: list[ProcessingStage], tasks: list[Task], first: int,
+                    ctx: RunContext, stats: RunStats, tracker: PartitionTracker,
+                    cluster: dict[str, float], outputs: OutputCollector) -> None:
+        """Stream ``tasks`` through one actor pool per group of ``stages[first:]``."""
+        names = [s.name for s in stages]
         groups = self.groups(stages[first:], first)
-        if not tasks or not groups:
-            outputs.add(tasks if not groups else [])
-            return outputs
         cpus = float(cluster.get("CPU", 1.0))
         gpus = float(cluster.get("GPU", 0.0))
         ignore_head = bool(self.config.get("ignore_head_node", False))
@@ -402,7 +411,6 @@ class RayActorPoolExecutor(RayExecutorBase):
         self._stream(pools, stream, ctx.max_retries, len(stages), stats, landed, errors)
         if errors:
             raise errors[0]
-        return outputs
 
     def _stream(self, pools: list[_Pool], stream: bool, max_retries: int, n_stages: int,
                 stats: RunStats, landed: Any, errors: list[BaseException]) -> None:

@@ -14,9 +14,7 @@ from curator.executors.base import (
     OutputCollector,
     RunContext,
     RunResult,
-    SourceStageError,
     ensure_setup,
-    invoke_stage,
     release_stage,
 )
 from curator.executors.fusion import StageGroup, group_stages
@@ -27,6 +25,7 @@ from curator.executors.retry import (
     apply_report,
     outcome_report,
     run_with_retries,
+    source_outcomes,
 )
 from curator.executors.stats import ProgressReporter, RayStageMetrics, RunStats
 from curator.paths import warn_node_local_paths
@@ -34,8 +33,8 @@ from curator.stages.base import ProcessingStage
 from curator.tasks import EmptyTask, Task
 
 __all__ = ["RayExecutorBase", "ray_session", "BatchOutcome", "run_with_retries", "apply_outcome",
-           "node_gpu_memory_gb", "stage_override", "PartitionTracker", "start_tasks", "apply_report",
-           "tasks_per_block"]
+           "node_gpu_memory_gb", "stage_override", "PartitionTracker", "source_windows",
+           "apply_report", "tasks_per_block", "SOURCE_WINDOW"]
 
 
 @contextlib.contextmanager
@@ -73,15 +72,24 @@ def node_gpu_memory_gb(override: float | None = None) -> float | None:
     return smallest_gpu_memory_gb(ray.nodes(), override)
 
 
-def start_tasks(stages: list[ProcessingStage], initial: list[Task], ctx: RunContext,
-                stats: RunStats, tracker: PartitionTracker) -> tuple[list[Task], int]:
-    """The tasks the cluster starts from, and the index of the first stage to run there.
+SOURCE_WINDOW = 100_000
+"""Partitions a Ray executor takes from the source at most before running them (config key
+``source_window``): the driver never holds more, whatever the listing's size."""
+
+
+def source_windows(stages: list[ProcessingStage], initial: list[Task], ctx: RunContext,
+                   stats: RunStats, tracker: PartitionTracker, window: int = SOURCE_WINDOW,
+                   ) -> Iterator[tuple[list[Task], int]]:
+    """The tasks the cluster starts from, window by window, and the index of the first stage
+    to run there.
 
     Given an empty root task, the source stage (the one that lists the work: files, manifest
-    lines) runs here on the driver, like on the local executor: a source that fails stops the
-    run with :class:`SourceStageError`, and partitions an earlier run finished are dropped, so
-    every remaining partition is its own unit of parallel work. Given tasks, those minus the
-    finished partitions are the start.
+    lines) runs here on the driver, like on the local executor, chunk by chunk
+    (:meth:`~ProcessingStage.process_stream`): each window of at most ``window`` partitions
+    (plus a chunk) is yielded to run through the pipeline before more is listed. A source that
+    fails stops the run with :class:`SourceStageError`, and partitions an earlier run finished
+    are dropped, so every remaining partition is its own unit of parallel work. Given tasks,
+    those minus the finished partitions are the start (one window).
     """
     if not isinstance(initial[0], EmptyTask):
         for t in initial:
@@ -90,27 +98,30 @@ def start_tasks(stages: list[ProcessingStage], initial: list[Task], ctx: RunCont
         stats.stages[0].skipped += skipped
         for t in tasks:
             tracker.seed(t.partition, t.task_id)
-        return tasks, 0
+        yield tasks, 0
+        return
     source = stages[0]
     source.setup_on_node({"node": "driver"}, {})
     ensure_setup(source, {"worker": "driver"})
+    stats.stages[0].workers = 1
+    names = [s.name for s in stages]
+    tasks: list[Task] = []
+    windows = 0
     try:
-        outcomes = run_with_retries(source.name, lambda b: invoke_stage(source, b, "driver"),
-                                    initial, ctx.max_retries)
+        for o in source_outcomes(source, initial[0], ctx.max_retries):
+            o.call.outputs, skipped = ctx.skip_done(o.call.outputs)
+            rep = outcome_report(0, o, keep_outputs=True)
+            rep.skipped = skipped
+            apply_report(rep, names, ctx, stats, tracker)
+            tasks.extend(o.call.outputs)
+            if len(tasks) >= max(1, window):
+                windows += 1
+                yield tasks, 1
+                tasks = []
     finally:
         release_stage(source)
-    tasks = []
-    for o in outcomes:
-        if o.failed is not None:
-            raise SourceStageError(f"source stage {source.name!r} failed, so the pipeline "
-                                   f"has no input:\n{o.failed.error}")
-        o.call.outputs, skipped = ctx.skip_done(o.call.outputs)
-        rep = outcome_report(0, o, keep_outputs=True)
-        rep.skipped = skipped
-        apply_report(rep, [s.name for s in stages], ctx, stats, tracker)
-        tasks.extend(o.call.outputs)
-    stats.stages[0].workers = 1
-    return tasks, 1
+    if tasks or not windows:
+        yield tasks, 1
 
 
 def tasks_per_block(n_tasks: int, cluster: dict[str, float], configured: Any = None) -> int:
@@ -130,7 +141,8 @@ class RayExecutorBase(BaseExecutor):
 
     config_keys: ClassVar[frozenset[str]] = frozenset({
         "num_workers", "fuse_stages", "max_retries", "address", "num_cpus", "num_gpus",
-        "object_store_memory", "ray_timeout_s", "gpu_memory_gb_per_gpu", "collect_outputs"})
+        "object_store_memory", "ray_timeout_s", "gpu_memory_gb_per_gpu", "collect_outputs",
+        "source_window"})
 
     def __init__(self, config: dict[str, Any] | None = None, **kwargs: Any) -> None:
         super().__init__({**(config or {}), **kwargs})
@@ -168,6 +180,12 @@ class RayExecutorBase(BaseExecutor):
     def groups(self, stages: list[ProcessingStage], first: int = 0) -> list[StageGroup]:
         """The fused stage groups of ``stages`` (pipeline indices from ``first``)."""
         return group_stages(stages, first, fuse=bool(self.config.get("fuse_stages", True)))
+
+    def windows(self, stages: list[ProcessingStage], initial: list[Task], ctx: RunContext,
+                stats: RunStats, tracker: PartitionTracker) -> Iterator[tuple[list[Task], int]]:
+        """:func:`source_windows` with this executor's ``source_window`` config."""
+        return source_windows(stages, initial, ctx, stats, tracker,
+                              int(self.config.get("source_window") or SOURCE_WINDOW))
 
     def workers_override(self, stage: ProcessingStage) -> int | None:
         """The ``num_workers`` config for ``stage`` (plain or per stage name)."""

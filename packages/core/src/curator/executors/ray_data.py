@@ -12,11 +12,11 @@ import cloudpickle
 from curator.executors.base import OutputCollector, RunContext, ensure_setup, release_stage
 from curator.executors.fusion import StageGroup, chain_reports
 from curator.executors.ray_common import (
+    PartitionTracker,
     RayExecutorBase,
     apply_report,
     node_gpu_memory_gb,
     stage_override,
-    start_tasks,
     tasks_per_block,
 )
 from curator.executors.retry import OutcomeReport, worker_death_report
@@ -192,6 +192,8 @@ class RayDataExecutor(RayExecutorBase):
         collect_outputs: bring the output tasks back to the driver (default ``True``); with
             ``False`` workers send only their count and paths (``result.num_outputs``,
             ``result.output_paths``) and the result list stays empty.
+        source_window: the most partitions taken from a lazily listing source before they
+            run (default 100,000): the driver's memory does not grow with the listing.
         max_workers: let a group's actor pool grow up to this many actors (int or
             ``{stage_name: int}``): Ray Data's autoscaling pool, from ``num_workers`` (or the
             planned size) to ``max_workers`` as work queues up and the cluster has room.
@@ -251,7 +253,6 @@ class RayDataExecutor(RayExecutorBase):
     # -- running -------------------------------------------------------------------------------
     def _run(self, stages: list[ProcessingStage], initial: list[Task], ctx: RunContext,
              stats: RunStats, cluster: dict[str, float]) -> OutputCollector:
-        import pyarrow as pa  # noqa: PLC0415
         import ray.data  # noqa: PLC0415
 
         dctx = ray.data.DataContext.get_current()
@@ -261,12 +262,22 @@ class RayDataExecutor(RayExecutorBase):
         # pool (the run would wait forever); the pools are sized to fit together instead.
         dctx.op_resource_reservation_enabled = False
         tracker = ctx.tracker(len(stages))
-        tasks, first = start_tasks(stages, initial, ctx, stats, tracker)
-        collect = bool(self.config.get("collect_outputs", True))
-        outputs = OutputCollector(collect)
-        if not tasks or first == len(stages):
-            outputs.add(tasks if first == len(stages) else [])
-            return outputs
+        outputs = OutputCollector(bool(self.config.get("collect_outputs", True)))
+        for tasks, first in self.windows(stages, initial, ctx, stats, tracker):
+            if not tasks or first == len(stages):
+                outputs.add(tasks if first == len(stages) else [])
+                continue
+            self._run_window(stages, tasks, first, ctx, stats, tracker, cluster, outputs)
+        return outputs
+
+    def _run_window(self, stages: list[ProcessingStage], tasks: list[Task], first: int,
+                    ctx: RunContext, stats: RunStats, tracker: PartitionTracker,
+                    cluster: dict[str, float], outputs: OutputCollector) -> None:
+        """Run ``tasks`` through ``stages[first:]`` as one Ray Dataset; book every report."""
+        import pyarrow as pa  # noqa: PLC0415
+        import ray.data  # noqa: PLC0415
+
+        collect = outputs.collect
         per_block = tasks_per_block(len(tasks), cluster, self.config.get("tasks_per_block"))
         # from_blocks: metadata computed here; from_arrow asks a Ray task per block for it,
         # which costs a worker start (about 2.5 s on 2 cores) at the beginning of every run
@@ -311,4 +322,3 @@ class RayDataExecutor(RayExecutorBase):
                 stats.bump(group.first, "worker_restarts", starts.deaths(group.first))
         finally:
             starts.clear()
-        return outputs

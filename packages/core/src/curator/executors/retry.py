@@ -3,19 +3,25 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from curator.checkpoint import PartitionTracker
-from curator.executors.base import RunContext, StageCall, failed_task_record
+from curator.executors.base import (
+    RunContext,
+    SourceStageError,
+    StageCall,
+    failed_task_record,
+    invoke_source,
+)
 from curator.executors.stats import RunStats
 from curator.rejected import RejectedRecord
 from curator.stages.base import ProcessingStage
 from curator.tasks import Task
 
-__all__ = ["BatchOutcome", "OutcomeReport", "run_with_retries", "apply_outcome",
-           "outcome_report", "apply_report", "worker_death_report"]
+__all__ = ["BatchOutcome", "OutcomeReport", "run_with_retries", "source_outcomes",
+           "apply_outcome", "outcome_report", "apply_report", "worker_death_report"]
 
 
 @dataclass
@@ -53,6 +59,33 @@ def run_with_retries(stage_name: str, call: Callable[[list[Task]], StageCall],
                               peak_rss_mb=result.peak_rss_mb)
             return [BatchOutcome(batch, empty, retries, failed=rec)]
         retries += 1
+
+
+def source_outcomes(stage: ProcessingStage, task: Task, max_retries: int,
+                    worker: str = "driver") -> Iterator[BatchOutcome]:
+    """The source stage's outcomes chunk by chunk (:func:`invoke_source`), each handed on
+    before the next chunk is listed. A failure before the first chunk is retried like any
+    batch; once chunks are handed on they cannot be taken back, so a later failure, or one
+    that outlasts the retries, raises :class:`SourceStageError` (the partitions that finish
+    are checkpointed: a resume lists again and skips them). The first outcome consumes
+    ``task``; the others consume nothing."""
+    for attempt in range(max_retries + 1):
+        handed_on = 0
+        for call in invoke_source(stage, task, worker):
+            if call.error is None:
+                yield BatchOutcome([] if handed_on else [task], call,
+                                   0 if handed_on else attempt)
+                handed_on += 1
+                continue
+            if handed_on or attempt == max_retries:
+                after = (f" after handing on {handed_on} chunk(s) of partitions (those run; a "
+                         f"resume lists again and skips the ones that finished)"
+                         if handed_on else ", so the pipeline has no input")
+                raise SourceStageError(f"source stage {stage.name!r} failed{after}:\n"
+                                       f"{call.error}")
+            break
+        else:
+            return
 
 
 @dataclass

@@ -22,9 +22,9 @@ from curator.executors.ray_client import (
     environ,
 )
 from curator.executors.ray_common import (
+    PartitionTracker,
     RayExecutorBase,
     node_gpu_memory_gb,
-    start_tasks,
     tasks_per_block,
 )
 from curator.executors.retry import apply_report
@@ -193,7 +193,9 @@ class XennaExecutor(RayExecutorBase):
     ``"DEBUG"``); and those of every Ray executor: ``num_workers`` (fixed workers per stage:
     int or ``{stage_name: int}``; default: Xenna's autoscaler), ``fuse_stages``,
     ``max_retries``, ``address``, ``num_cpus``, ``num_gpus``, ``object_store_memory``,
-    ``ray_timeout_s``, ``gpu_memory_gb_per_gpu``, ``collect_outputs``; and ``tasks_per_block``:
+    ``ray_timeout_s``, ``gpu_memory_gb_per_gpu``, ``collect_outputs``, ``source_window`` (the
+    most partitions taken from a lazily listing source before they run, default 100,000; each
+    window is one Xenna pipeline); and ``tasks_per_block``:
     tasks per Xenna call (default: one each while there are at most 16 tasks per cluster CPU,
     then up to 64, as Ray Data's blocks: each call costs Xenna about 18 ms of scheduling).
 
@@ -274,21 +276,29 @@ class XennaExecutor(RayExecutorBase):
 
     def _run(self, stages: list[ProcessingStage], initial: list[Task], ctx: RunContext,
              stats: RunStats, cluster: dict[str, float]) -> list[Task] | OutputCollector:
+        tracker = ctx.tracker(len(stages))
+        outputs = OutputCollector(bool(self.config.get("collect_outputs", True)))
+        for tasks, first in self.windows(stages, initial, ctx, stats, tracker):
+            if not tasks or first == len(stages):
+                outputs.add(tasks if first == len(stages) else [])
+                continue
+            self._run_window(stages, tasks, first, ctx, stats, tracker, cluster, outputs)
+        return outputs
+
+    def _run_window(self, stages: list[ProcessingStage], tasks: list[Task], first: int,
+                    ctx: RunContext, stats: RunStats, tracker: PartitionTracker,
+                    cluster: dict[str, float], outputs: OutputCollector) -> None:
+        """Run ``tasks`` through ``stages[first:]`` as one Xenna pipeline."""
         import ray  # noqa: PLC0415
         from ray.util.queue import Empty, Queue  # noqa: PLC0415
 
         v1 = _xenna()
-        tracker = ctx.tracker(len(stages))
         names = [s.name for s in stages]
-        tasks, first = start_tasks(stages, initial, ctx, stats, tracker)
-        if not tasks or first == len(stages):
-            return tasks if first == len(stages) else []
         groups = self.groups(stages[first:], first)
         if any(g.resources.requires_gpu for g in groups):
             _check_gpu_env()
         reports = Queue(actor_options={"num_cpus": 0})
         per_call = tasks_per_block(len(tasks), cluster, self.config.get("tasks_per_block"))
-        outputs = OutputCollector(bool(self.config.get("collect_outputs", True)))
         specs = []
         for group, cpus in zip(groups, self._cpu_shares(groups), strict=True):
             res = group.resources
@@ -337,7 +347,6 @@ class XennaExecutor(RayExecutorBase):
             ray.kill(reports.actor)
         if errors:
             raise errors[0]
-        return outputs
 
     def _pipeline_config(self, v1: Any) -> Any:
         """Xenna's ``PipelineConfig`` from the config keys (our retries replace Xenna's)."""

@@ -6,6 +6,7 @@ import copy
 import dataclasses
 import inspect
 from abc import ABC, abstractmethod
+from collections.abc import Iterator
 from typing import Any, ClassVar, Generic, Literal, TypeVar
 
 from curator.rejected import RejectedRecord
@@ -135,6 +136,13 @@ class ProcessingStage(ABC, Generic[X, Y]):
             else:
                 out.append(result)
         return out
+
+    def process_stream(self, task: X) -> Iterator[list[Y]]:
+        """A source's outputs in chunks, as they are formed: executors hand each chunk on
+        before the next is made, so a listing of millions of partitions is never held whole
+        (default: all of ``process_batch([task])`` at once). Override in a source stage that
+        lists lazily (see ``FilePartitioningStage``)."""
+        yield self.process_batch([task])
 
     def teardown(self) -> None:
         """Runs once per worker after its last task (free models, close files)."""

@@ -56,8 +56,22 @@ class FilePartitioningStage(ProcessingStage[EmptyTask, FileGroupTask]):
     def outputs(self):
         return ["data"], []
 
+    stream_chunk: ClassVar[int] = 1024
+    """Partitions handed on at a time by :meth:`process_stream`."""
+
     def process(self, task: EmptyTask) -> list[FileGroupTask]:
         return list(self.iter_partitions())
+
+    def process_stream(self, task: EmptyTask) -> Iterator[list[FileGroupTask]]:
+        """The partitions in chunks of ``stream_chunk`` as the listing goes."""
+        chunk: list[FileGroupTask] = []
+        for part in self.iter_partitions():
+            chunk.append(part)
+            if len(chunk) >= self.stream_chunk:
+                yield chunk
+                chunk = []
+        if chunk:
+            yield chunk
 
     def iter_partitions(self) -> Iterator[FileGroupTask]:
         """Yield the partitions one by one as they are formed (sizes come from the batched
