@@ -355,17 +355,6 @@ class RayActorPoolExecutor(RayExecutorBase):
             plans.append((n, opts))
         return stream, plans
 
-    def _run(self, stages: list[ProcessingStage], initial: list[Task], ctx: RunContext,
-             stats: RunStats, cluster: dict[str, float]) -> OutputCollector:
-        tracker = ctx.tracker(len(stages))
-        outputs = OutputCollector(bool(self.config.get("collect_outputs", True)))
-        for tasks, first in self.windows(stages, initial, ctx, stats, tracker):
-            if not tasks or first == len(stages):
-                outputs.add(tasks if first == len(stages) else [])
-                continue
-            self._run_window(stages, tasks, first, ctx, stats, tracker, cluster, outputs)
-        return outputs
-
     def _run_window(self, stages: list[ProcessingStage], tasks: list[Task], first: int,
                     ctx: RunContext, stats: RunStats, tracker: PartitionTracker,
                     cluster: dict[str, float], outputs: OutputCollector) -> None:

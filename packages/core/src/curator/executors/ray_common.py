@@ -191,8 +191,22 @@ class RayExecutorBase(BaseExecutor):
         """The ``num_workers`` config for ``stage`` (plain or per stage name)."""
         return stage_override(self.config, "num_workers", stage)
 
-    @abstractmethod
     def _run(self, stages: list[ProcessingStage], initial: list[Task], ctx: RunContext,
-             stats: RunStats, cluster: dict[str, float]) -> list[Task] | OutputCollector:
-        """Run the stages on the connected cluster; return the last stage's outputs (an
-        :class:`OutputCollector` honouring the ``collect_outputs`` config, or a list)."""
+             stats: RunStats, cluster: dict[str, float]) -> OutputCollector:
+        """Run the stages on the connected cluster, window by window of the source's
+        partitions (:meth:`windows`); return the last stage's outputs."""
+        tracker = ctx.tracker(len(stages))
+        outputs = OutputCollector(bool(self.config.get("collect_outputs", True)))
+        for tasks, first in self.windows(stages, initial, ctx, stats, tracker):
+            if not tasks or first == len(stages):
+                outputs.add(tasks if first == len(stages) else [])
+                continue
+            self._run_window(stages, tasks, first, ctx, stats, tracker, cluster, outputs)
+        return outputs
+
+    @abstractmethod
+    def _run_window(self, stages: list[ProcessingStage], tasks: list[Task], first: int,
+                    ctx: RunContext, stats: RunStats, tracker: PartitionTracker,
+                    cluster: dict[str, float], outputs: OutputCollector) -> None:
+        """Run ``tasks`` through ``stages[first:]`` on the cluster, booking every report
+        (:func:`apply_report`) as it arrives and the run's outputs into ``outputs``."""

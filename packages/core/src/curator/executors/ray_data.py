@@ -251,8 +251,11 @@ class RayDataExecutor(RayExecutorBase):
         return plans
 
     # -- running -------------------------------------------------------------------------------
-    def _run(self, stages: list[ProcessingStage], initial: list[Task], ctx: RunContext,
-             stats: RunStats, cluster: dict[str, float]) -> OutputCollector:
+    def _run_window(self, stages: list[ProcessingStage], tasks: list[Task], first: int,
+                    ctx: RunContext, stats: RunStats, tracker: PartitionTracker,
+                    cluster: dict[str, float], outputs: OutputCollector) -> None:
+        """Run ``tasks`` through ``stages[first:]`` as one Ray Dataset; book every report."""
+        import pyarrow as pa  # noqa: PLC0415
         import ray.data  # noqa: PLC0415
 
         dctx = ray.data.DataContext.get_current()
@@ -261,22 +264,6 @@ class RayDataExecutor(RayExecutorBase):
         # Per-operator reservations split a small cluster into slices too thin for any actor
         # pool (the run would wait forever); the pools are sized to fit together instead.
         dctx.op_resource_reservation_enabled = False
-        tracker = ctx.tracker(len(stages))
-        outputs = OutputCollector(bool(self.config.get("collect_outputs", True)))
-        for tasks, first in self.windows(stages, initial, ctx, stats, tracker):
-            if not tasks or first == len(stages):
-                outputs.add(tasks if first == len(stages) else [])
-                continue
-            self._run_window(stages, tasks, first, ctx, stats, tracker, cluster, outputs)
-        return outputs
-
-    def _run_window(self, stages: list[ProcessingStage], tasks: list[Task], first: int,
-                    ctx: RunContext, stats: RunStats, tracker: PartitionTracker,
-                    cluster: dict[str, float], outputs: OutputCollector) -> None:
-        """Run ``tasks`` through ``stages[first:]`` as one Ray Dataset; book every report."""
-        import pyarrow as pa  # noqa: PLC0415
-        import ray.data  # noqa: PLC0415
-
         collect = outputs.collect
         per_block = tasks_per_block(len(tasks), cluster, self.config.get("tasks_per_block"))
         # from_blocks: metadata computed here; from_arrow asks a Ray task per block for it,
