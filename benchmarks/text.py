@@ -7,6 +7,7 @@ the pipeline's own read → write.
                                      [--executor local] [--repeat 2] [--workdir …]
                                      [--fuse-stages default|off|thread|process]
     uv run python benchmarks/text.py --docs 20000 --per-filter 10000   # each filter, one core
+    uv run python benchmarks/text.py --stage-cpu 50000   # CPU per document of each stage, one thread
 
 ``--corpus realistic`` (default) is benchmarks/corpus.py: real English spans, log-normal lengths
 (median 350 words), normal/short/boilerplate/URL/repetitive/duplicate documents. ``--corpus
@@ -140,6 +141,42 @@ def run_one(raw_dir: str, out_dir: str, filters: bool, args: argparse.Namespace,
             "kept": kept, "kept_digest": digest}
 
 
+def stage_cpu(raw: str, docs: int, repeat: int = 5) -> None:
+    """CPU time per document of every stage of the pipeline, run one after another in this
+    thread (Arrow on one thread) on the first partitions holding ``docs`` documents; the
+    fastest of ``repeat`` rounds per stage. The sum is what one core pays per document."""
+    import pyarrow as pa  # noqa: PLC0415
+    from curator.executors.base import invoke_stage  # noqa: PLC0415
+    from curator.tasks import EmptyTask  # noqa: PLC0415
+
+    pa.set_cpu_count(1)
+    pa.set_io_thread_count(1)
+    out = os.path.join(os.path.dirname(raw), "out_stage_cpu")
+    shutil.rmtree(out, ignore_errors=True)
+    stages = build(raw, out, True, None).build()
+    parts, n = [], 0
+    for part in invoke_stage(stages[0], [EmptyTask()], "bench").outputs:
+        parts.append(part)
+        n += sum(t.num_items for t in invoke_stage(stages[1], [part], "bench").outputs)
+        if n >= docs:
+            break
+    best = {s.name: float("inf") for s in stages[1:]}
+    for round_ in range(repeat + 1):
+        spent = dict.fromkeys(best, 0.0)
+        for part in parts:
+            tasks = [part]
+            for stage in stages[1:]:
+                start = time.process_time()
+                tasks = invoke_stage(stage, tasks, "bench").outputs
+                spent[stage.name] += time.process_time() - start
+        if round_:  # the first round loads the kernels: not counted
+            best = {k: min(best[k], spent[k]) for k in best}
+    print(f"CPU per document, one thread, {n} documents, fastest of {repeat}:")
+    for name, sec in best.items():
+        print(f"  {name:<40}{sec / n * 1e6:7.2f} µs")
+    print(f"  {'total':<40}{sum(best.values()) / n * 1e6:7.2f} µs")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--docs", type=int, default=100_000)
@@ -167,6 +204,9 @@ def main() -> int:
     ap.add_argument("--workdir", default=os.path.join("benchmarks", "results", "text"))
     ap.add_argument("--per-filter", type=int, default=0, metavar="DOCS",
                     help="only time each filter alone on one core on DOCS documents (e.g. 10000)")
+    ap.add_argument("--stage-cpu", type=int, default=0, metavar="DOCS",
+                    help="only the CPU per document of each stage in one thread, on DOCS "
+                         "documents (e.g. 50000)")
     args = ap.parse_args()
     raw = os.path.join(args.workdir, f"raw_{args.corpus}_{args.docs}_{args.files}")
     if not os.path.isdir(raw):
@@ -179,6 +219,9 @@ def main() -> int:
             pool.submit(_generate_corpus, args.corpus, raw, args.docs, args.files).result()
     if args.per_filter:
         per_filter(raw, args.per_filter)
+        return 0
+    if args.stage_cpu:
+        stage_cpu(raw, args.stage_cpu)
         return 0
     mb = sum(os.path.getsize(p) for p in glob.glob(os.path.join(raw, "*.jsonl"))) / 1e6
     print(f"corpus: {args.corpus}, {args.docs} docs, {mb:.0f} MB, {args.files} files; executor "
