@@ -34,7 +34,6 @@ __all__ = ["top_ngram_scores", "duplicate_ngram_scores", "ALL_BITS"]
 ALL_BITS = np.uint64(0xFFFFFFFFFFFFFFFF)
 _FNV_OFFSET = np.uint64(0xCBF29CE484222325)
 _FNV_PRIME = np.uint64(0x100000001B3)
-_jit, _inline, _HIGH_BITS, _load8 = jit, inline, HIGH_BITS, load8
 
 
 def top_ngram_scores(texts: pa.Array, n: int, hash_mask: np.uint64 = ALL_BITS) -> np.ndarray:
@@ -54,7 +53,7 @@ def duplicate_ngram_scores(texts: pa.Array, n: int,
     return _duplicates(buf, offsets, n, hash_mask, SPACE_CLASSES, SPACE_E2_80)
 
 
-@_jit
+@jit
 def _table_mask(m: int) -> int:
     """The slot mask of a hash table for ``m`` entries (at most half full)."""
     size = 16
@@ -63,7 +62,7 @@ def _table_mask(m: int) -> int:
     return size - 1
 
 
-@_inline
+@inline
 def _mix(h: np.uint64) -> np.uint64:
     """``h`` with its bits mixed (as by MurmurHash3's finaliser): any of its bits make a slot."""
     h ^= h >> np.uint64(33)
@@ -72,7 +71,7 @@ def _mix(h: np.uint64) -> np.uint64:
     return h
 
 
-@_inline
+@inline
 def _same_bytes(buf, a0, a1, b0, b1) -> bool:  # noqa: ANN001
     if a1 - a0 != b1 - b0:
         return False
@@ -82,7 +81,7 @@ def _same_bytes(buf, a0, a1, b0, b1) -> bool:  # noqa: ANN001
     return True
 
 
-@_inline
+@inline
 def _bounds(buf, lo, hi, starts, ends, classes, e2_80):  # noqa: ANN001, ANN202
     """The words of ``buf[lo:hi]`` in ``starts``/``ends``; returns (words, characters). ASCII is
     read 8 bytes at a time: the word edges in them are bits, written out with few branches;
@@ -90,8 +89,8 @@ def _bounds(buf, lo, hi, starts, ends, classes, e2_80):  # noqa: ANN001, ANN202
     n_starts, n_ends, before, continuations, p = 0, 0, np.uint64(1), 0, lo
     while p < hi:
         if p + 8 <= hi:
-            x = _load8(buf, p)
-            if not x & _HIGH_BITS:
+            x = load8(buf, p)
+            if not x & HIGH_BITS:
                 first, last, next_before = ascii_words(x, before)
                 for _ in range(2):  # most 8 bytes hold at most 2 of each: no branch
                     starts[n_starts] = p + (trailing_zeros(first) >> np.uint64(3))
@@ -124,7 +123,7 @@ def _bounds(buf, lo, hi, starts, ends, classes, e2_80):  # noqa: ANN001, ANN202
     return n_starts, (hi - lo) - continuations
 
 
-@_jit
+@jit
 def _words(buf, lo, hi, starts, ends, ids, whash, keys, cs, table, used, hash_mask,  # noqa: ANN001, ANN202, E501
            classes, e2_80):
     """The words of ``buf[lo:hi]``: ``starts``/``ends``, ``ids[w]`` (the first word equal to
@@ -139,7 +138,7 @@ def _words(buf, lo, hi, starts, ends, ids, whash, keys, cs, table, used, hash_ma
         length = e - s
         if length <= 8:  # the word is its own key: equal keys (and lengths) are equal words
             if s + 8 <= size:
-                v = _load8(buf, s)
+                v = load8(buf, s)
                 if length < 8:
                     v &= (np.uint64(1) << np.uint64(8 * length)) - np.uint64(1)
             else:
@@ -148,7 +147,7 @@ def _words(buf, lo, hi, starts, ends, ids, whash, keys, cs, table, used, hash_ma
                     v |= np.uint64(buf[s + k]) << np.uint64(8 * k)
             h = _mix(v ^ np.uint64(length))
             chars = length
-            if v & _HIGH_BITS:
+            if v & HIGH_BITS:
                 for k in range(s, e):
                     chars -= (buf[k] & 0xC0) == 0x80
         else:
@@ -177,7 +176,7 @@ def _words(buf, lo, hi, starts, ends, ids, whash, keys, cs, table, used, hash_ma
     return n_words, chars_all
 
 
-@_inline
+@inline
 def _seen_before(j, n, ids, whash, ghash, table, mask, hash_mask):  # noqa: ANN001, ANN202
     """The slot of the first n-gram equal to the n-gram at word ``j`` (its first word is
     ``table[slot]``), or ``-1 - slot`` when there is none (then ``j`` is put in that slot)."""
@@ -201,7 +200,7 @@ def _seen_before(j, n, ids, whash, ghash, table, mask, hash_mask):  # noqa: ANN0
         slot = (slot + 1) & mask
 
 
-@_jit
+@jit
 def _count_occurrences(buf, lo, hi, pat, m, fail) -> int:  # noqa: ANN001
     """Non-overlapping occurrences of ``pat[:m]`` in ``buf[lo:hi]``, leftmost first, as
     ``str.count`` (Knuth-Morris-Pratt: linear in both)."""
@@ -226,7 +225,7 @@ def _count_occurrences(buf, lo, hi, pat, m, fail) -> int:  # noqa: ANN001
     return found
 
 
-@_jit
+@jit
 def _count_joined(buf, starts, ends, ids, n_words, best, n) -> int:  # noqa: ANN001
     """``str.count`` of words ``best … best + n - 1`` joined by single spaces (``n >= 2``) in
     the text of the ``n_words`` words, from the words, not the bytes. An occurrence's first
@@ -274,7 +273,7 @@ def _count_joined(buf, starts, ends, ids, n_words, best, n) -> int:  # noqa: ANN
     return found
 
 
-@_jit
+@jit
 def _scratch(offsets):  # noqa: ANN001, ANN202
     """Arrays for the most words a text of ``offsets`` can have, and a hash table of -1s."""
     most = 0
@@ -286,7 +285,7 @@ def _scratch(offsets):  # noqa: ANN001, ANN202
     return i64, u64, np.full(_table_mask(cap) + 1, -1, dtype=np.int64)
 
 
-@_jit
+@jit
 def _top(buf, offsets, n, hash_mask, classes, e2_80):  # noqa: ANN001, ANN202
     """``top_ngram_scores`` of the texts ``buf[offsets[d]:offsets[d + 1]]`` (UTF-8)."""
     out = np.ones(len(offsets) - 1)
@@ -329,7 +328,7 @@ def _top(buf, offsets, n, hash_mask, classes, e2_80):  # noqa: ANN001, ANN202
     return out
 
 
-@_jit
+@jit
 def _duplicates(buf, offsets, n, hash_mask, classes, e2_80):  # noqa: ANN001, ANN202
     """``duplicate_ngram_scores`` of the texts (as ``_top``)."""
     out = np.ones(len(offsets) - 1)
