@@ -1,5 +1,6 @@
-"""Actor pools grow while work waits and the cluster has room (``max_workers``), up to the
-limit, and shrink as the work runs out; without ``max_workers`` a pool keeps its size."""
+"""Actor pools change size by measured throughput: a busy pool with work waiting grows while the
+cluster has room (up to ``max_workers``), an idle one gives an actor up for it when the cluster is
+full (down to ``min_workers``); without limits a pool keeps its size."""
 
 from __future__ import annotations
 
@@ -45,6 +46,7 @@ def test_pool_grows_to_max_workers_while_work_waits(ray_cluster):
     pids = {t.data["pid"] for t in result}
     assert 2 <= len(pids) <= 3  # started with one actor, grew, never past max_workers
     assert result.stats.stages[0].workers == len(pids)
+    assert result.stats.stages[0].workers_added == len(pids) - 1
 
 
 def test_pool_without_max_workers_keeps_its_size(ray_cluster):
@@ -52,13 +54,95 @@ def test_pool_without_max_workers_keeps_its_size(ray_cluster):
     assert len({t.data["pid"] for t in result}) == 1
 
 
-def test_growth_waits_for_backlog_and_room():
-    from curator.executors.ray_actor_pool import GrowthController
+def _controller(limits, free, needs=None):
+    from curator.executors.ray_actor_pool import PoolController
 
-    grow = GrowthController(max_workers=2, cpus=1.0, gpus=0.0, interval_s=0.0)
-    assert not grow.wants_another(running=2, waiting=10, depth=1, errors=[])  # at the limit
-    assert not grow.wants_another(running=1, waiting=1, depth=2, errors=[])  # too little work
-    assert not grow.wants_another(running=1, waiting=5, depth=1, errors=[RuntimeError()])
+    return PoolController(limits, needs or [(1.0, 0.0)] * len(limits), interval_s=0.0,
+                          free=lambda: free)
+
+
+def _measured(control, busy_per_actor, running):
+    """Book one call per actor with ``busy_per_actor[k]`` of pool k's wall time busy."""
+    time.sleep(0.02)
+    for k, (u, n) in enumerate(zip(busy_per_actor, running, strict=True)):
+        for _ in range(n):
+            control.book(k, u * 0.02)
+
+
+def test_controller_grows_a_busy_pool_while_the_cluster_has_room():
+    control = _controller([(1, 3)], {"CPU": 1.0})
+    _measured(control, [0.95], [1])
+    assert control.decide([1], [True], [True]) == [1]
+    _measured(control, [0.95], [1])
+    assert control.decide([3], [True], [True]) == [0]  # at max_workers
+
+
+def test_controller_waits_for_backlog_measurement_and_room():
+    control = _controller([(1, 3)], {"CPU": 0.0})
+    _measured(control, [0.95], [1])
+    assert control.decide([1], [False], [True]) == [0]  # nothing waiting
+    _measured(control, [0.95], [1])
+    assert control.decide([1], [True], [True]) == [0]  # full cluster, nobody to give way
+    fresh = _controller([(1, 3)], {"CPU": 4.0})
+    assert fresh.decide([1], [True], [True]) == [0]  # no call landed yet: nothing measured
+
+
+def test_controller_moves_an_actor_from_an_idle_pool_to_a_busy_one():
+    control = _controller([(1, 3), (1, 3)], {"CPU": 0.0})
+    _measured(control, [0.05, 0.98], [2, 1])  # pool 0 held back, pool 1 the bottleneck
+    assert control.decide([2, 1], [True, True], [True, True]) == [-1, 0]
+    _measured(control, [0.05, 0.98], [2, 1])
+    assert control.decide([1, 1], [True, True], [True, True]) == [0, 0]  # at its min_workers
+    control.free = lambda: {"CPU": 1.0}  # the retired actor's CPU came free
+    _measured(control, [0.05, 0.98], [1, 1])
+    assert control.decide([1, 1], [True, True], [True, True]) == [0, 1]
+
+
+def test_controller_lets_one_actor_go_at_a_time_for_a_hungry_pool():
+    control = _controller([(1, 4), (1, 4)], {"CPU": 0.0})
+    _measured(control, [0.05, 0.98], [3, 1])
+    assert control.decide([3, 1], [False, True], [True, True]) == [-1, 0]
+    _measured(control, [0.05, 0.98], [2, 1])
+    assert control.decide([2, 1], [False, True], [True, True]) == [0, 0]  # owed: wait for it
+
+
+def test_controller_shrinks_idle_pools_to_min_workers_and_fixed_pools_never():
+    control = _controller([(1, 3)], {"CPU": 0.0})
+    _measured(control, [0.1], [3])
+    assert control.decide([3], [False], [True]) == [-1]
+    fixed = _controller([(2, 2)], {"CPU": 8.0})
+    assert not fixed.active
+    _measured(fixed, [0.1], [2])
+    assert fixed.decide([2], [True], [True]) == [0]
+
+
+@dataclass
+class QuickPid(ProcessingStage):
+    """Takes 10 ms per task."""
+
+    name: str = "QuickPid"
+    resources: Resources = field(default_factory=lambda: Resources(cpus=1.0))
+
+    def process(self, task: Task) -> Task:
+        time.sleep(0.01)
+        return task.derive(task.data)
+
+
+def test_full_cluster_moves_actors_from_an_idle_pool_to_the_bottleneck(ray_cluster):
+    """Two pools fill the 2-CPU cluster; the quick one is held back by the slow one (its
+    outputs wait), so it lets an actor go and the slow pool grows into the freed CPU."""
+    from curator.executors.ray_actor_pool import RayActorPoolExecutor
+
+    tasks = [Task(f"t{i:02d}", "rebalance", i) for i in range(40)]
+    stages = [QuickPid(), SlowPid(resources=Resources(cpus=1.0))]
+    ex = RayActorPoolExecutor({"num_workers": {"QuickPid": 2, "SlowPid": 1},
+                               "batches_in_flight": 1, "fuse_stages": False,
+                               "min_workers": 1, "max_workers": 2, "scale_interval_s": 0.3})
+    result = Pipeline("rebalance", stages=stages).run(ex, initial_tasks=tasks, summary=False)
+    assert result.ok and sorted(t.data["n"] for t in result) == list(range(40))  # each once
+    quick, slow = result.stats.stages
+    assert quick.workers_retired >= 1 and slow.workers_added >= 1
+    assert len({t.data["pid"] for t in result}) == 2  # the slow group ran on two actors
 
 
 def test_ray_data_pool_may_grow_to_max_workers(ray_cluster):

@@ -3,10 +3,12 @@ reference (streaming, or one group after the other)."""
 
 from __future__ import annotations
 
+import logging
 import queue
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,7 +35,9 @@ from curator.executors.workers import StageSetupError
 from curator.stages.base import ProcessingStage
 from curator.tasks import Task
 
-__all__ = ["RayActorPoolExecutor", "GrowthController"]
+__all__ = ["RayActorPoolExecutor", "PoolController"]
+
+log = logging.getLogger(__name__)
 
 
 class _GroupActor:
@@ -180,35 +184,108 @@ class _Actor:
             ray.kill(self.handle)
 
 
-class GrowthController:
-    """Decides when an actor pool takes one more actor: while batches wait beyond what the
-    running actors hold, the pool is under ``max_workers`` and the cluster has room for one
-    more (a node joined, or another group let go), checked every ``interval_s``."""
+class PoolController:
+    """Sizes the actor pools of a run from their measured throughput, one decision every
+    ``interval_s``.
 
-    def __init__(self, max_workers: int, cpus: float, gpus: float, interval_s: float) -> None:
-        self.max_workers = max_workers
-        self.cpus, self.gpus = cpus, gpus
+    Each pool's *utilisation* is the actor busy time booked by its calls (:meth:`book`) over
+    its actors' wall time since its last decision (taken only once every actor landed a call
+    on average, so slow calls are measured, not guessed). A pool is *hungry* when batches wait
+    beyond what its actors hold, its actors are busy (``busy`` or more) and it is under its
+    ``max_workers``: it takes one more actor when the cluster has room for one (a node joined,
+    or another pool let go). When the cluster is full, the least used pool above its
+    ``min_workers`` with utilisation under ``idle`` lets one actor go for it (a pool held back
+    by a slow downstream one idles); one at a time, until the hungry pool grew. A pool idle
+    with nothing waiting lets one go down to its ``min_workers``.
+
+    ``limits``: ``(min_workers, max_workers)`` per pool; ``needs``: ``(cpus, gpus)`` of one
+    actor per pool; ``free``: the cluster's free resources (``ray.available_resources``).
+    """
+
+    def __init__(self, limits: list[tuple[int, int]], needs: list[tuple[float, float]],
+                 interval_s: float, free: Callable[[], dict[str, float]] | None = None,
+                 busy: float = 0.75, idle: float = 0.5) -> None:
+        self.limits, self.needs = limits, needs
         self.interval_s = interval_s
-        self._next = time.monotonic() + interval_s
+        self.free = free or _ray_free
+        self.busy_level, self.idle_level = busy, idle
+        now = time.monotonic()
+        self._next = now + interval_s
+        self._busy = [0.0] * len(limits)
+        self._calls = [0] * len(limits)
+        self._since = [now] * len(limits)
+        self.usage: list[float | None] = [None] * len(limits)
+        self._owed: int | None = None  # the pool an actor was let go for, until it grows
 
-    def wants_another(self, running: int, waiting: int, depth: int,
-                      errors: list[BaseException]) -> bool:
-        if errors or running >= self.max_workers or waiting < depth:
-            return False
-        if time.monotonic() < self._next:
-            return False
-        self._next = time.monotonic() + self.interval_s
-        import ray  # noqa: PLC0415
+    @property
+    def active(self) -> bool:
+        """Whether any pool may change size at all."""
+        return any(lo < hi for lo, hi in self.limits)
 
-        free = ray.available_resources()
-        return (free.get("CPU", 0.0) + 1e-9 >= self.cpus
-                and (not self.gpus or free.get("GPU", 0.0) + 1e-9 >= self.gpus))
+    def book(self, k: int, busy_s: float) -> None:
+        """A call of pool ``k`` landed after ``busy_s`` seconds of work."""
+        self._busy[k] += busy_s
+        self._calls[k] += 1
+
+    def _measure(self, k: int, running: int, now: float) -> None:
+        if running and self._calls[k] >= running:
+            self.usage[k] = self._busy[k] / (running * max(now - self._since[k], 1e-6))
+            self._busy[k], self._calls[k], self._since[k] = 0.0, 0, now
+
+    def restart_clock(self, k: int) -> None:
+        """Pool ``k`` changed size: measure it afresh."""
+        self._busy[k], self._calls[k], self._since[k] = 0.0, 0, time.monotonic()
+        self.usage[k] = None
+
+    def decide(self, running: list[int], waiting: list[bool],
+               alive: list[bool]) -> list[int]:
+        """``+1`` (start an actor), ``-1`` (let one go) or ``0`` per pool. ``running``: actors
+        per pool; ``waiting``: more batches queued than its actors hold; ``alive``: the pool
+        still has work to come (a finished pool is left alone)."""
+        now = time.monotonic()
+        moves = [0] * len(running)
+        if not self.active or now < self._next:
+            return moves
+        self._next = now + self.interval_s
+        for k, n in enumerate(running):
+            self._measure(k, n, now)
+        use = [u if u is not None else -1.0 for u in self.usage]
+        hungry = [k for k, (n, w, a) in enumerate(zip(running, waiting, alive, strict=True))
+                  if a and w and use[k] >= self.busy_level and n < self.limits[k][1]]
+        spare = [k for k, (n, a) in enumerate(zip(running, alive, strict=True))
+                 if a and n > self.limits[k][0] and 0.0 <= use[k] < self.idle_level]
+        if self._owed is not None and self._owed not in hungry:
+            self._owed = None
+        if hungry:
+            k = max(hungry, key=lambda h: use[h])
+            cpus, gpus = self.needs[k]
+            free = self.free()
+            if (free.get("CPU", 0.0) + 1e-9 >= cpus
+                    and (not gpus or free.get("GPU", 0.0) + 1e-9 >= gpus)):
+                moves[k] = 1
+                self._owed = None
+                return moves
+            donors = [j for j in spare if j != k and self.needs[j][1] + 1e-9 >= gpus]
+            if donors and self._owed is None:
+                moves[min(donors, key=lambda j: use[j])] = -1
+                self._owed = k
+            return moves
+        for j in spare:  # idle with nothing waiting: give the room back
+            if not waiting[j]:
+                moves[j] = -1
+        return moves
+
+
+def _ray_free() -> dict[str, float]:
+    import ray  # noqa: PLC0415
+
+    return ray.available_resources()
 
 
 class _Pool:
     """One group's actor pool on the driver: its queue of batches, fed as upstream calls land
     (refs gathered until a batch holds ``batch_size`` tasks), its worker threads (one per
-    actor) and its growth controller."""
+    actor), and the actors asked to leave (:meth:`retire_one`)."""
 
     def __init__(self, index: int, group: StageGroup, workers: int, opts: dict[str, Any],
                  nodes: list[dict[str, Any]], ignore_head: bool) -> None:
@@ -226,6 +303,36 @@ class _Pool:
         self.threads: list[threading.Thread] = []
         self.started = self.done = False
         self.next: _Pool | None = None
+        self._asked = 0  # actors asked to leave that have not taken it yet
+        self._draining = 0  # actors that took leave and finish their calls
+        self._lock = threading.Lock()
+
+    def retire_one(self) -> None:
+        """Ask one actor to leave: it takes no new batch, finishes its calls, then stops."""
+        with self._lock:
+            self._asked += 1
+
+    def take_leave(self) -> bool:
+        """Called by a worker thread before it takes a batch: whether it is the one to leave
+        (never the last actor taking work)."""
+        with self._lock:
+            if self._asked and self._alive() - self._draining > 1:
+                self._asked -= 1
+                self._draining += 1
+                return True
+            return False
+
+    def gone(self) -> None:
+        """A worker that took leave has finished its calls."""
+        with self._lock:
+            self._draining -= 1
+
+    def _alive(self) -> int:
+        return sum(t.is_alive() for t in self.threads)
+
+    def running(self) -> int:
+        """Actors taking work: alive, not leaving."""
+        return self._alive() - self._draining - self._asked
 
     def placed(self, w: int) -> Any:
         """The actor class for worker ``w``, pinned to its node (softly, so a busy node passes
@@ -306,21 +413,40 @@ class RayActorPoolExecutor(RayExecutorBase):
             default ``False``). Actors are spread over the nodes that have room for them.
         gpu_memory_gb_per_gpu: GPU memory in GB to size ``gpu_memory_gb`` against where the
             cluster's GPU type is unknown (see :mod:`curator.executors.gpu_sizing`).
-        max_workers: let a group's pool grow up to this many actors (int or
-            ``{stage_name: int}``; default: the starting size, no growth): while batches wait
-            and the cluster has room (a node joined), one more actor starts every
-            ``scale_interval_s`` (default 2). Actors leave as the work runs out.
+        min_workers, max_workers: the fewest and most actors a group's pool may have (int or
+            ``{stage_name: int}``; default: the starting size, a fixed pool). Pools change
+            size by measured throughput (:class:`PoolController`), one actor every
+            ``scale_interval_s`` (default 2): a busy pool with batches waiting takes one more
+            actor while the cluster has room (a node joined); when it is full, a pool whose
+            actors idle (held back by a slow downstream group) lets one go for it.
+        autoscale: ``True`` sets the defaults of ``min_workers`` to 1 and of ``max_workers``
+            to what the cluster holds, so the pools share it by their measured throughput.
     """
 
     name = "ray_actor_pool"
     config_keys = RayExecutorBase.config_keys | {"setup_timeout_s", "ignore_head_node",
                                                  "batches_in_flight", "max_workers",
+                                                 "min_workers", "autoscale",
                                                  "scale_interval_s", "streaming"}
 
-    def max_workers(self, group: StageGroup) -> int:
-        """The most actors ``group``'s pool may grow to (``max_workers`` config), 0 for none."""
-        return max((int(stage_override(self.config, "max_workers", s) or 0)
-                    for s in group.stages), default=0)
+    def limits(self, group: StageGroup, size: int, opts: dict[str, Any],
+               cluster: tuple[float, float]) -> tuple[int, int]:
+        """The fewest and most actors ``group``'s pool (started with ``size`` actors of
+        ``opts``) may have: ``min_workers`` / ``max_workers`` config, else with ``autoscale``
+        1 and as many as ``cluster`` (CPUs, GPUs) holds, else ``size`` (a fixed pool)."""
+        def most(key: str) -> int:
+            return max((int(stage_override(self.config, key, s) or 0) for s in group.stages),
+                       default=0)
+
+        cpus, gpus = cluster
+        frac = float(opts.get("num_gpus", 0.0))
+        fits = int(cpus / max(opts["num_cpus"], 1e-3) + 1e-9)
+        if frac:
+            fits = min(fits, int(gpus / frac + 1e-9))
+        auto = bool(self.config.get("autoscale", False))
+        lo = most("min_workers") or (1 if auto else size)
+        hi = most("max_workers") or (max(fits, 1) if auto else size)
+        return max(1, min(lo, size)), max(hi, size)
 
     def plan(self, groups: list[StageGroup], n_tasks: int, cpus: float, gpus: float
              ) -> tuple[bool, list[tuple[int, dict[str, Any]]]]:
@@ -397,14 +523,18 @@ class RayActorPoolExecutor(RayExecutorBase):
                 if out is not None and passed and pool.index + 1 < len(pools):
                     pools[pool.index + 1].feed(out, passed)
 
-        self._stream(pools, stream, ctx.max_retries, len(stages), stats, landed, errors)
+        self._stream(pools, stream, ctx.max_retries, len(stages), stats, landed, errors,
+                     (cpus, gpus))
         if errors:
             raise errors[0]
 
     def _stream(self, pools: list[_Pool], stream: bool, max_retries: int, n_stages: int,
-                stats: RunStats, landed: Any, errors: list[BaseException]) -> None:
+                stats: RunStats, landed: Any, errors: list[BaseException],
+                capacity: tuple[float, float]) -> None:
         """Run the pools (all at once with ``stream``, else one after the other) until every
-        batch landed; a pool's upstream is done when the previous pool's threads all ended."""
+        batch landed; a pool's upstream is done when the previous pool's threads all ended.
+        Pool sizes follow the :class:`PoolController` (``capacity``: the CPUs and GPUs the
+        pools may use)."""
         import ray  # noqa: PLC0415
 
         timeout = float(self.config.get("setup_timeout_s", 600.0))
@@ -417,10 +547,13 @@ class RayActorPoolExecutor(RayExecutorBase):
             actor = None
             pending: deque[tuple[_Batch, list[Any]]] = deque()
             group = pool.group
+            leaving = False
             try:
                 actor = _Actor(pool.placed(w), group, f"{group.name}-{w}", timeout)
                 while not errors:
-                    while len(pending) < depth and not pool.backlogged(depth):
+                    leaving = leaving or pool.take_leave()
+                    while (not leaving and len(pending) < depth
+                           and not pool.backlogged(depth)):
                         try:
                             batch = pool.work.get_nowait() if pending else pool.work.get(
                                 timeout=0.05)
@@ -428,14 +561,14 @@ class RayActorPoolExecutor(RayExecutorBase):
                             break
                         pending.append((batch, actor.submit(batch, *args)))
                     if not pending:
-                        if pool.closed():
+                        if leaving or pool.closed():
                             break
                         if pool.backlogged(depth):
                             time.sleep(0.05)
                         continue
                     batch, refs = pending[0]
-                    if len(pending) < depth and not pool.closed():  # take more work meanwhile
-                        if not ray.wait([refs[0]], timeout=0.05)[0]:
+                    if len(pending) < depth and not (leaving or pool.closed()):
+                        if not ray.wait([refs[0]], timeout=0.05)[0]:  # take more work meanwhile
                             continue
                     pending.popleft()
                     try:
@@ -447,6 +580,8 @@ class RayActorPoolExecutor(RayExecutorBase):
                         pending.extend((b, actor.submit(b, *args)) for b in rest)
                     for reports, out in done:
                         landed(pool, reports, out)
+                        control.book(pool.index, sum(r.call.busy_s for r in reports
+                                                     if r.index == group.indices[0]))
             except BaseException as exc:  # noqa: BLE001 - re-raised in the driver thread
                 errors.append(exc)
             finally:
@@ -455,6 +590,8 @@ class RayActorPoolExecutor(RayExecutorBase):
                         actor.close()
                     except Exception as exc:  # noqa: BLE001
                         errors.append(exc)
+                if leaving:
+                    pool.gone()
 
         def start_worker(pool: _Pool) -> None:
             t = threading.Thread(target=worker, args=(pool, len(pool.threads)), daemon=True,
@@ -467,11 +604,12 @@ class RayActorPoolExecutor(RayExecutorBase):
             for _ in range(pool.workers):
                 start_worker(pool)
 
+        control = PoolController([self.limits(p.group, p.workers, p.opts, capacity)
+                                  for p in pools],
+                                 [(p.opts["num_cpus"], p.frac) for p in pools],
+                                 float(self.config.get("scale_interval_s", 2.0)))
         for pool in pools if stream else pools[:1]:
             start(pool)
-        grows = [GrowthController(self.max_workers(p.group), p.opts["num_cpus"], p.frac,
-                                  float(self.config.get("scale_interval_s", 2.0)))
-                 for p in pools]
         while not all(p.done for p in pools):
             if errors and not any(p.alive() for p in pools):
                 return
@@ -490,10 +628,26 @@ class RayActorPoolExecutor(RayExecutorBase):
                                 nxt.started = True
                             else:
                                 start(nxt)
-                    continue
-                if grows[k].wants_another(len(pool.threads), pool.work.qsize(), depth, errors):
+            if errors or not control.active:
+                continue
+            running = [p.running() for p in pools]
+            moves = control.decide(
+                running, [p.work.qsize() >= max(depth, n) for p, n in zip(pools, running,
+                                                                          strict=True)],
+                [p.started and not p.done and not p.closed() for p in pools])
+            for k, move in enumerate(moves):
+                pool = pools[k]
+                if move > 0:
                     pool.slots[:] = node_slots(alive_nodes(pool.ignore_head),
                                                pool.opts["num_cpus"], pool.frac)
                     start_worker(pool)
+                elif move < 0:
+                    pool.retire_one()
+                if move:
+                    control.restart_clock(k)
+                    first = pool.group.first
+                    stats.bump(first, "workers_added" if move > 0 else "workers_retired")
                     for i in pool.group.indices:
-                        stats.stages[i].workers = len(pool.threads)
+                        stats.stages[i].workers = max(stats.stages[i].workers, running[k] + move)
+                    log.info("%s: %d -> %d actors (busy %.0f%%)", pool.group.name,
+                                running[k], running[k] + move, 100 * (control.usage[k] or 0))

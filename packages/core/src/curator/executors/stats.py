@@ -141,6 +141,10 @@ class StageStats:
     rejected: int = 0
     skipped: int = 0
     worker_restarts: int = 0
+    workers_added: int = 0
+    """Workers started during the run beyond the first (an autoscaling pool grew)."""
+    workers_retired: int = 0
+    """Workers let go during the run while work went on (an autoscaling pool shrank)."""
     rejected_by_reason: dict[str, int] = field(default_factory=dict)
     timeline: dict[int, int] = field(default_factory=dict, repr=False)
     """Items in per second of the run (second since the start -> items), for the reports."""
