@@ -155,3 +155,23 @@ def test_ray_data_pool_may_grow_to_max_workers(ray_cluster):
     result = Pipeline("growth", stages=[SlowPid()]).run(ex, initial_tasks=tasks, summary=False)
     assert result.ok and sorted(t.data["n"] for t in result) == list(range(12))
     assert 1 <= len({t.data["pid"] for t in result}) <= 3
+
+
+def test_pool_limits_fixed_by_default_configured_or_autoscaled():
+    from curator.executors.ray_common import pool_limits
+
+    stages = [SlowPid()]
+    assert pool_limits({}, stages, 2, 0.5, 0.0, 4.0, 0.0) == (2, 2)  # a fixed pool
+    assert pool_limits({"max_workers": {"SlowPid": 5}}, stages, 2, 0.5, 0.0, 4.0, 0.0) == (2, 5)
+    assert pool_limits({"min_workers": 1}, stages, 2, 0.5, 0.0, 4.0, 0.0) == (1, 2)
+    assert pool_limits({"autoscale": True}, stages, 2, 0.5, 0.0, 4.0, 0.0) == (1, 8)  # 4 / 0.5
+    # GPUs bound it too: 0.25 of a GPU each on 1 GPU
+    assert pool_limits({"autoscale": True}, stages, 1, 0.5, 0.25, 4.0, 1.0) == (1, 4)
+
+
+def test_ray_data_autoscale_plans_actor_pools_from_one_to_what_the_cluster_holds():
+    from curator.executors.ray_data import RayDataExecutor
+
+    ex = RayDataExecutor(num_workers=2, autoscale=True)
+    (_, args), = ex.plan(ex.groups([SlowPid()]), {"CPU": 2.0})
+    assert (args["compute"].min_size, args["compute"].max_size) == (1, 4)  # 2 CPUs / 0.5

@@ -26,7 +26,7 @@ from curator.executors.ray_common import (
     PartitionTracker,
     RayExecutorBase,
     node_gpu_memory_gb,
-    stage_override,
+    pool_limits,
 )
 from curator.executors.retry import OutcomeReport, apply_report, worker_death_report
 from curator.executors.sizing import fit_cpu_shares, workers_alone, workers_together
@@ -429,25 +429,6 @@ class RayActorPoolExecutor(RayExecutorBase):
                                                  "min_workers", "autoscale",
                                                  "scale_interval_s", "streaming"}
 
-    def limits(self, group: StageGroup, size: int, opts: dict[str, Any],
-               cluster: tuple[float, float]) -> tuple[int, int]:
-        """The fewest and most actors ``group``'s pool (started with ``size`` actors of
-        ``opts``) may have: ``min_workers`` / ``max_workers`` config, else with ``autoscale``
-        1 and as many as ``cluster`` (CPUs, GPUs) holds, else ``size`` (a fixed pool)."""
-        def most(key: str) -> int:
-            return max((int(stage_override(self.config, key, s) or 0) for s in group.stages),
-                       default=0)
-
-        cpus, gpus = cluster
-        frac = float(opts.get("num_gpus", 0.0))
-        fits = int(cpus / max(opts["num_cpus"], 1e-3) + 1e-9)
-        if frac:
-            fits = min(fits, int(gpus / frac + 1e-9))
-        auto = bool(self.config.get("autoscale", False))
-        lo = most("min_workers") or (1 if auto else size)
-        hi = most("max_workers") or (max(fits, 1) if auto else size)
-        return max(1, min(lo, size)), max(hi, size)
-
     def plan(self, groups: list[StageGroup], n_tasks: int, cpus: float, gpus: float
              ) -> tuple[bool, list[tuple[int, dict[str, Any]]]]:
         """Whether the groups stream (all pools at once), and each pool's size and actor
@@ -604,7 +585,8 @@ class RayActorPoolExecutor(RayExecutorBase):
             for _ in range(pool.workers):
                 start_worker(pool)
 
-        control = PoolController([self.limits(p.group, p.workers, p.opts, capacity)
+        control = PoolController([pool_limits(self.config, p.group.stages, p.workers,
+                                              p.opts["num_cpus"], p.frac, *capacity)
                                   for p in pools],
                                  [(p.opts["num_cpus"], p.frac) for p in pools],
                                  float(self.config.get("scale_interval_s", 2.0)))

@@ -33,7 +33,7 @@ from curator.stages.base import ProcessingStage
 from curator.tasks import EmptyTask, Task
 
 __all__ = ["RayExecutorBase", "ray_session", "BatchOutcome", "run_with_retries", "apply_outcome",
-           "node_gpu_memory_gb", "stage_override", "PartitionTracker", "source_windows",
+           "node_gpu_memory_gb", "stage_override", "pool_limits", "PartitionTracker", "source_windows",
            "apply_report", "tasks_per_block", "SOURCE_WINDOW"]
 
 
@@ -59,6 +59,24 @@ def stage_override(config: dict[str, Any], key: str, stage: ProcessingStage) -> 
     """``config[key]`` for this stage: a plain value, or ``{stage_name: value}``."""
     value = config.get(key)
     return value.get(stage.name) if isinstance(value, dict) else value
+
+
+def pool_limits(config: dict[str, Any], stages: list[ProcessingStage], size: int,
+                cpus_each: float, gpus_each: float, cpus: float, gpus: float) -> tuple[int, int]:
+    """The fewest and most workers of a pool of ``stages`` planned at ``size`` workers of
+    ``cpus_each`` / ``gpus_each``: the ``min_workers`` / ``max_workers`` config (the largest
+    over the stages), else with ``autoscale`` 1 and as many as ``cpus`` / ``gpus`` hold, else
+    ``size`` (a fixed pool)."""
+    def most(key: str) -> int:
+        return max((int(stage_override(config, key, s) or 0) for s in stages), default=0)
+
+    fits = int(cpus / max(cpus_each, 1e-3) + 1e-9)
+    if gpus_each:
+        fits = min(fits, int(gpus / gpus_each + 1e-9))
+    auto = bool(config.get("autoscale", False))
+    low = most("min_workers") or (1 if auto else size)
+    top = most("max_workers") or (max(fits, 1) if auto else size)
+    return max(1, min(low, size)), max(top, size)
 
 
 def node_gpu_memory_gb(override: float | None = None) -> float | None:

@@ -16,7 +16,7 @@ from curator.executors.ray_common import (
     RayExecutorBase,
     apply_report,
     node_gpu_memory_gb,
-    stage_override,
+    pool_limits,
     tasks_per_block,
 )
 from curator.executors.retry import OutcomeReport, worker_death_report
@@ -194,16 +194,18 @@ class RayDataExecutor(RayExecutorBase):
             ``result.output_paths``) and the result list stays empty.
         source_window: the most partitions taken from a lazily listing source before they
             run (default 100,000): the driver's memory does not grow with the listing.
-        max_workers: let a group's actor pool grow up to this many actors (int or
-            ``{stage_name: int}``): Ray Data's autoscaling pool, from ``num_workers`` (or the
-            planned size) to ``max_workers`` as work queues up and the cluster has room.
+        min_workers, max_workers: the fewest and most actors of a group's pool (int or
+            ``{stage_name: int}``; default: the planned size): Ray Data's autoscaling actor
+            pool grows as work queues up and the cluster has room, and lets idle actors go.
+        autoscale: ``True`` sets the defaults of ``min_workers`` to 1 and of ``max_workers``
+            to what the cluster holds (as on :class:`RayActorPoolExecutor`).
         tasks_per_block: tasks per input block (default: one each while there are at most 16
             tasks per cluster CPU, then up to 64, so 100k partitions are not 100k Ray objects).
     """
 
     name = "ray_data"
     config_keys = RayExecutorBase.config_keys | {"max_worker_restarts", "tasks_per_block",
-                                                 "max_workers"}
+                                                 "max_workers", "min_workers", "autoscale"}
 
     def plan(self, groups: list[StageGroup],
              cluster: dict[str, float]) -> list[tuple[int, dict[str, Any]]]:
@@ -234,17 +236,16 @@ class RayDataExecutor(RayExecutorBase):
                                      cpus - tasks_cpus))
         plans = []
         for g, n, a in zip(groups, sizes, actor, strict=True):
-            top = max((int(stage_override(self.config, "max_workers", s) or 0)
-                       for s in g.stages), default=0)
             share = (next(shares) if a
                      else max(int(min(g.resources.cpus, tasks_cpus) * 1000) / 1000, 0.001))
+            frac = g.resources.gpu_fraction(gpu_mem)
+            low, top = pool_limits(self.config, g.stages, n, share, frac or 0.0, cpus, gpus)
             # stateless tasks: twice the workers in flight, so the next one waits on its node
             # instead of on the driver's dispatch; their CPU request still caps what runs at once
             args: dict[str, Any] = {
                 "num_cpus": share,
-                "compute": (ray.data.ActorPoolStrategy(min_size=n, max_size=max(n, top))
-                            if a else ray.data.TaskPoolStrategy(size=2 * max(n, top)))}
-            frac = g.resources.gpu_fraction(gpu_mem)
+                "compute": (ray.data.ActorPoolStrategy(min_size=low, max_size=top)
+                            if a else ray.data.TaskPoolStrategy(size=2 * top))}
             if frac:
                 args["num_gpus"] = frac
             plans.append((n, args))
