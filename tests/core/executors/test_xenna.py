@@ -19,17 +19,20 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+import cloudpickle
 import pytest
 from curator import Pipeline, ProcessingStage, Resources, Task
 from curator.checkpoint import CheckpointStore
 
 from tests.core.executors.stages import (
+    DieOnce,
     JsonWriter,
     Numbers,
     RaiseOn,
     SplitInTwo,
     Square,
     StreamedNumbers,
+    make_partitions,
     read_records,
 )
 
@@ -152,6 +155,69 @@ def test_outputs_counted_not_collected(xenna_runs):
     assert lean["num_outputs"] == full["num_outputs"] == len(full["outputs"]) > 0
 
 
+def fault_runs(base: Path) -> dict:
+    """The dead-worker policy on Xenna (which stops the whole pipeline when a worker dies): a
+    worker killed once mid-task, and a task that kills every worker it runs on."""
+    def run(name: str, stages: list[ProcessingStage], n: int) -> dict:
+        out, rej, ckpt = (str(base / name / d) for d in ("out", "rejected", "ckpt"))
+        result = Pipeline(name, stages=stages + [JsonWriter(out)]).run(
+            XennaExecutor(config=QUIET), initial_tasks=make_partitions(n), rejected_dir=rej,
+            checkpoint_dir=ckpt, max_retries=1, summary=False)
+        return {"records": read_records(out), "ok": result.ok,
+                "failed": [str(f).split(":")[0] for f in result.failed],
+                "counts": result.rejected.counts,
+                "stats": {s.name: {"tasks_in": s.tasks_in, "retries": s.retries,
+                                   "restarts": s.worker_restarts, "failed": s.failed_tasks}
+                          for s in result.stats.stages},
+                "done": sorted(CheckpointStore(ckpt).done())}
+
+    from curator.executors.xenna import XennaExecutor
+
+    markers = base / "markers"
+    markers.mkdir(parents=True)
+    once = run("once", [Square(), DieOnce(str(markers), victim="part001", worker_mode="thread"),
+                        RaiseOn(victim="part002")], 5)
+    once["markers"] = sorted(os.listdir(markers))
+    killer = DieOnce(str(markers), victim="part001", worker_mode="thread")
+    killer.process = lambda task: os._exit(3) if task.task_id == "part001" else task
+    every = run("every", [Square(), killer], 3)
+    kept = base / "every" / "rejected" / "Square" / "part001.failed.task.pkl"
+    every["kept"] = cloudpickle.loads(kept.read_bytes()).data
+    return {"once": once, "every": every}
+
+
+@pytest.mark.ray
+@pytest.mark.slow
+def test_dead_worker_partitions_redone_each_record_once(xenna_runs):
+    """A worker killed once mid-task stops Xenna's pipeline: the unfinished partitions are
+    redone, every record written once, nothing booked twice, the failing task rejected once."""
+    got = xenna_runs["faults"]["once"]
+    assert got["markers"] == ["died-part001"]  # the first attempt really died
+    expected = [[f"part{i:03d}", x * x] for i in (0, 1, 3, 4) for x in range(3 * i, 3 * i + 3)]
+    assert got["records"] == expected
+    assert got["counts"] == {"RaiseOn": 1} and got["failed"] == ["RaiseOn/part002"]
+    stats = got["stats"]
+    assert stats["Square"]["tasks_in"] == 5 and stats["JsonWriter"]["tasks_in"] == 4
+    assert stats["RaiseOn"]["retries"] == 1 and stats["RaiseOn"]["failed"] == 1
+    assert sum(s["restarts"] for s in stats.values()) == 1
+    assert got["done"] == sorted(CheckpointStore.key(f"part{i:03d}") for i in (0, 1, 3, 4))
+
+
+@pytest.mark.ray
+@pytest.mark.slow
+def test_task_that_kills_every_worker_is_kept_whole(xenna_runs):
+    """The same policy as every executor: run alone, retried max_retries times, then kept whole
+    (as it entered its group) in the rejected sink; the others written once; not ok."""
+    got = xenna_runs["faults"]["every"]
+    squares = [[f"part{i:03d}", x * x] for i in (0, 2) for x in range(3 * i, 3 * i + 3)]
+    assert got["records"] == squares  # each once
+    assert got["ok"] is False and got["failed"] == ["Square/part001"]
+    assert got["kept"] == [3, 4, 5]
+    # the pipeline's death, then the task alone twice (one retry), each death counted once
+    assert got["stats"]["Square"] == {"tasks_in": 3, "retries": 1, "restarts": 3, "failed": 1}
+    assert got["done"] == sorted(CheckpointStore.key(f"part{i:03d}") for i in (0, 2))
+
+
 def test_config_keys_are_checked():
     from curator.executors.xenna import XennaExecutor
 
@@ -265,4 +331,5 @@ if __name__ == "__main__":  # the Xenna job of the xenna_runs fixture: OUT_DIR
         results["windows"] = run_one(XennaExecutor(config={**QUIET, "source_window": 3}),
                                      base / "windows",
                                      StreamedNumbers(n=6, chunk=3).with_(name="Numbers"))
+        results["faults"] = fault_runs(base / "faults")
     print(json.dumps(results))

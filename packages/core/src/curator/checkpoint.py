@@ -71,13 +71,17 @@ class PartitionTracker:
     pairs and produced those; ``failed`` says the consumed task failed for good".
 
     Parameters:
-        checkpoint: where finished partitions are marked (``None``: track nothing).
+        checkpoint: where finished partitions are marked (``None``: mark nothing).
         n_stages: the number of stages of the pipeline (outputs of the last one are final).
+        count: count partitions even without a checkpoint (for :meth:`open_partitions`);
+            without either the tracker does nothing.
     """
 
-    def __init__(self, checkpoint: CheckpointStore | None, n_stages: int) -> None:
+    def __init__(self, checkpoint: CheckpointStore | None, n_stages: int,
+                 count: bool = False) -> None:
         self.checkpoint = checkpoint
         self.n_stages = n_stages
+        self.counting = count or checkpoint is not None
         self._counts: dict[str, dict[tuple[int, str], int]] = defaultdict(dict)
         self._failed: set[str] = set()
         self.finished: list[str] = []
@@ -85,7 +89,7 @@ class PartitionTracker:
 
     def _bump(self, part: str | None, key: tuple[int, str], n: int) -> str | None:
         """Change one count; returns the partition when it just reached zero everywhere."""
-        if part is None or self.checkpoint is None:
+        if part is None or not self.counting:
             return None
         counts = self._counts[part]
         value = counts.get(key, 0) + n
@@ -118,9 +122,23 @@ class PartitionTracker:
                 done = self._bump(part, (index, tid), -1)
                 if done is not None and done not in self._failed:
                     complete.append(done)
+        if self.checkpoint is None:
+            return
         for part in complete:  # outside the lock: writing a marker is I/O
-            self.checkpoint.mark_done(part)  # type: ignore[union-attr]
+            self.checkpoint.mark_done(part)
             self.finished.append(part)
+
+    def open_partitions(self) -> set[str]:
+        """Partitions with a task still to be consumed (only while counting)."""
+        with self._lock:
+            return set(self._counts)
+
+    def outstanding(self, parts: set[str], indices: set[int]) -> set[tuple[int, str, str]]:
+        """``(stage index, partition, task id)`` of the tasks of ``parts`` still to be consumed
+        by the stages ``indices`` (only while counting)."""
+        with self._lock:
+            return {(i, part, tid) for part in parts for (i, tid) in self._counts.get(part, {})
+                    if i in indices}
 
     @property
     def failed_partitions(self) -> set[str]:

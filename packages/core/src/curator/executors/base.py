@@ -100,9 +100,10 @@ class RunContext:
             flag = env_flag("CURATOR_SUMMARY")
             self.summary = True if flag is None else flag
 
-    def tracker(self, n_stages: int) -> PartitionTracker:
-        """The run's partition tracker (it marks partitions done in the checkpoint, if any)."""
-        return PartitionTracker(self.checkpoint, n_stages)
+    def tracker(self, n_stages: int, count: bool = False) -> PartitionTracker:
+        """The run's partition tracker (it marks partitions done in the checkpoint, if any;
+        ``count``: it counts them even without one)."""
+        return PartitionTracker(self.checkpoint, n_stages, count)
 
     def skip_done(self, tasks: list[Task]) -> tuple[list[Task], int]:
         """Drop source tasks whose partition an earlier run finished."""

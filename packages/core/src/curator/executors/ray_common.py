@@ -33,7 +33,7 @@ from curator.stages.base import ProcessingStage
 from curator.tasks import EmptyTask, Task
 
 __all__ = ["RayExecutorBase", "ray_session", "BatchOutcome", "run_with_retries", "apply_outcome",
-           "node_gpu_memory_gb", "stage_override", "pool_limits", "PartitionTracker", "source_windows",
+           "node_gpu_memory_gb", "stage_override", "pool_limits", "RunStore", "PartitionTracker", "source_windows",
            "apply_report", "tasks_per_block", "SOURCE_WINDOW"]
 
 
@@ -88,6 +88,43 @@ def node_gpu_memory_gb(override: float | None = None) -> float | None:
     from curator.executors.gpu_sizing import smallest_gpu_memory_gb  # noqa: PLC0415
 
     return smallest_gpu_memory_gb(ray.nodes(), override)
+
+
+class RunStore:
+    """Keys of one run in Ray's internal key-value store (on the head node): what a worker
+    writes there outlives the worker process if it dies, and the driver can read it."""
+
+    NAMESPACE = "curator_runs"
+
+    def __init__(self, run_key: str) -> None:
+        self.prefix = f"{run_key}/"
+
+    def get(self, key: str) -> bytes | None:
+        from ray.experimental import internal_kv  # noqa: PLC0415
+
+        return internal_kv._internal_kv_get((self.prefix + key).encode(),
+                                            namespace=self.NAMESPACE)
+
+    def put(self, key: str, value: bytes) -> None:
+        from ray.experimental import internal_kv  # noqa: PLC0415
+
+        internal_kv._internal_kv_put((self.prefix + key).encode(), value, overwrite=True,
+                                     namespace=self.NAMESPACE)
+
+    def keys(self, prefix: str = "") -> list[str]:
+        """The run's keys that start with ``prefix`` (without the run's own prefix)."""
+        from ray.experimental import internal_kv  # noqa: PLC0415
+
+        found = internal_kv._internal_kv_list((self.prefix + prefix).encode(),
+                                              namespace=self.NAMESPACE)
+        return [k.decode()[len(self.prefix):] for k in found]
+
+    def delete(self, key: str = "") -> None:
+        """Forget ``key``, by default every key of the run."""
+        from ray.experimental import internal_kv  # noqa: PLC0415
+
+        internal_kv._internal_kv_del((self.prefix + key).encode(), del_by_prefix=not key,
+                                     namespace=self.NAMESPACE)
 
 
 SOURCE_WINDOW = 100_000
@@ -161,6 +198,9 @@ class RayExecutorBase(BaseExecutor):
         "num_workers", "fuse_stages", "max_retries", "address", "num_cpus", "num_gpus",
         "object_store_memory", "ray_timeout_s", "gpu_memory_gb_per_gpu", "collect_outputs",
         "source_window"})
+    counts_partitions: ClassVar[bool] = False
+    """Whether the run's tracker counts partitions without a checkpoint too (an executor that
+    re-runs unfinished partitions after a lost worker needs to know them)."""
 
     def __init__(self, config: dict[str, Any] | None = None, **kwargs: Any) -> None:
         super().__init__({**(config or {}), **kwargs})
@@ -213,7 +253,7 @@ class RayExecutorBase(BaseExecutor):
              stats: RunStats, cluster: dict[str, float]) -> OutputCollector:
         """Run the stages on the connected cluster, window by window of the source's
         partitions (:meth:`windows`); return the last stage's outputs."""
-        tracker = ctx.tracker(len(stages))
+        tracker = ctx.tracker(len(stages), count=self.counts_partitions)
         outputs = OutputCollector(bool(self.config.get("collect_outputs", True)))
         for tasks, first in self.windows(stages, initial, ctx, stats, tracker):
             if not tasks or first == len(stages):

@@ -14,6 +14,7 @@ from curator.executors.fusion import StageGroup, chain_reports
 from curator.executors.ray_common import (
     PartitionTracker,
     RayExecutorBase,
+    RunStore,
     apply_report,
     node_gpu_memory_gb,
     pool_limits,
@@ -98,14 +99,13 @@ class _GroupUDF:
 
 
 class _Starts:
-    """How often a batch or task was started in this run, kept in Ray's internal key-value store
-    (on the head node): it outlives the worker process that died, and the retry may run in
-    another. A batch or task runs in one place at a time, so a read and a write suffice."""
-
-    NAMESPACE = "curator_starts"
+    """How often a batch or task was started in this run, kept in the run's
+    :class:`~curator.executors.ray_common.RunStore`: it outlives the worker process that died,
+    and the retry may run in another. A batch or task runs in one place at a time, so a read
+    and a write suffice."""
 
     def __init__(self, run_key: str) -> None:
-        self.prefix = f"{run_key}/"
+        self.store = RunStore(run_key)
         self._task: str | None = None
         self._deaths = 0
 
@@ -131,27 +131,17 @@ class _Starts:
         """The worker deaths of group ``group`` in this run: one per retried attempt of a block.
         Counted here, not on a report: Ray's streaming generator drops a retry's outputs up to
         where the dead attempt had got, and a count riding on one of them would be lost."""
-        from ray.experimental import internal_kv  # noqa: PLC0415
-
-        return len(internal_kv._internal_kv_list(f"{self.prefix}d{group}:".encode(),
-                                                 namespace=self.NAMESPACE))
+        return len(self.store.keys(f"d{group}:"))
 
     def bump(self, key: str) -> int:
         """Count one more start of ``key``; returns the count."""
-        from ray.experimental import internal_kv  # noqa: PLC0415
-
-        name = (self.prefix + key).encode()
-        n = int(internal_kv._internal_kv_get(name, namespace=self.NAMESPACE) or 0) + 1
-        internal_kv._internal_kv_put(name, str(n).encode(), overwrite=True,
-                                     namespace=self.NAMESPACE)
+        n = int(self.store.get(key) or 0) + 1
+        self.store.put(key, str(n).encode())
         return n
 
     def clear(self, key: str = "") -> None:
         """Forget ``key`` (by default every key of the run)."""
-        from ray.experimental import internal_kv  # noqa: PLC0415
-
-        internal_kv._internal_kv_del((self.prefix + key).encode(), del_by_prefix=not key,
-                                     namespace=self.NAMESPACE)
+        self.store.delete(key)
 
 
 class RayDataExecutor(RayExecutorBase):

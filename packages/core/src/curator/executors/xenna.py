@@ -6,11 +6,17 @@ when a run starts, so registering the executor is cheap.
 
 from __future__ import annotations
 
+import gc
 import math
 import os
 import threading
-from collections import defaultdict
+import time
+import uuid
+from collections import defaultdict, deque
+from dataclasses import replace
 from typing import Any
+
+import cloudpickle
 
 from curator.executors.base import OutputCollector, RunContext, RunResult, ensure_setup
 from curator.executors.fusion import StageGroup, chain_reports
@@ -24,10 +30,11 @@ from curator.executors.ray_client import (
 from curator.executors.ray_common import (
     PartitionTracker,
     RayExecutorBase,
+    RunStore,
     node_gpu_memory_gb,
     tasks_per_block,
 )
-from curator.executors.retry import apply_report
+from curator.executors.retry import apply_report, worker_death_report
 from curator.executors.stats import RunStats
 from curator.stages.base import ProcessingStage
 from curator.tasks import Task
@@ -126,18 +133,34 @@ class XennaRayClient(RayClient):
         return self
 
 
+Key = tuple[int, "str | None", str]
+"""A task entering a stage group: (the group's first stage index, partition, task id)."""
+
+
 def _stage_class(group: StageGroup, v1: Any) -> type:
     """A Xenna ``Stage`` class named after ``group`` (Xenna names its pools by class name)."""
 
     class _XennaGroupStage(v1.Stage):
         """Runs a group of fused stages in one Xenna worker and sends every batch's
-        :class:`~curator.executors.retry.OutcomeReport` to the driver through ``reports``."""
+        :class:`~curator.executors.retry.OutcomeReport` to the driver through ``reports``.
+
+        Each call is written to ``journal`` while it runs (its tasks' keys; ``alone``: one
+        task per call, kept in the journal too), so after a worker died the driver knows what
+        it was running. In a run that redoes partitions, only the tasks in ``loud`` (the ones whose
+        reports the driver still waits for; ``None``: all) report, the others run quietly to
+        make the outputs downstream groups still need, and those in ``skip`` (kept in the
+        rejected sink after killing their workers) do not run.
+        """
 
         def __init__(self, group: StageGroup, n_stages: int, max_retries: int, cpus: float,
-                     gpus: float, reports: Any, collect: bool, per_call: int) -> None:
+                     gpus: float, reports: Any, collect: bool, per_call: int,
+                     journal: RunStore | None = None, loud: frozenset[Key] | None = None,
+                     skip: frozenset[Key] = frozenset(), alone: bool = False) -> None:
             self.group, self.n_stages, self.max_retries = group, n_stages, max_retries
             self.collect, self.per_call = collect, per_call
             self.cpus, self.gpus, self.reports = cpus, gpus, reports
+            self.journal, self.loud, self.skip = journal, loud, skip
+            self.alone = alone
             self.worker = group.name
 
         @property
@@ -146,7 +169,7 @@ def _stage_class(group: StageGroup, v1: Any) -> type:
 
         @property
         def stage_batch_size(self) -> int:  # the chain still gives each stage its own batches
-            return max(self.group.batch_size, self.per_call)
+            return 1 if self.alone else max(self.group.batch_size, self.per_call)
 
         def setup_on_node(self, node_info: Any, worker_metadata: Any) -> None:
             for stage in self.group.stages:
@@ -158,12 +181,43 @@ def _stage_class(group: StageGroup, v1: Any) -> type:
                 ensure_setup(stage, {"worker": self.worker})
 
         def process_data(self, in_data: list[Task]) -> list[Task]:
-            reports, passed_on = chain_reports(self.group, in_data, self.max_retries,
-                                               self.worker, self.n_stages, self.collect)
-            self.reports.put((self.worker, reports))  # booked on the driver as it arrives
+            first = self.group.first
+            tasks = [t for t in in_data if (first, t.partition, t.task_id) not in self.skip]
+            call = f"{first}/{uuid.uuid4().hex}"
+            if self.journal is not None:
+                self.journal.put(call, cloudpickle.dumps(
+                    ([(first, t.partition, t.task_id) for t in tasks],
+                     tasks if self.alone else None)))
+            loud = [t for t in tasks
+                    if self.loud is None or (first, t.partition, t.task_id) in self.loud]
+            quiet = [t for t in tasks
+                     if self.loud is not None and (first, t.partition, t.task_id) not in self.loud]
+            passed_on: list[Task] = []
+            if quiet:  # already reported: only their outputs are wanted
+                passed_on += chain_reports(self.group, quiet, self.max_retries, self.worker,
+                                           self.n_stages, self.collect)[1]
+            if loud:
+                reports, out = chain_reports(self.group, loud, self.max_retries, self.worker,
+                                             self.n_stages, self.collect)
+                self.reports.put((self.worker, reports))  # booked on the driver as it arrives
+                passed_on += out
+            if self.journal is not None:
+                self.journal.delete(call)
             return passed_on
 
     return type(group.name, (_XennaGroupStage,), {"__module__": __name__})
+
+
+def _await_release(cpus: float, timeout_s: float = 60.0) -> None:
+    """Wait until ``cpus`` CPUs are free again: a failed Xenna pipeline's workers end when
+    nothing refers to their actors any more."""
+    import ray  # noqa: PLC0415
+
+    gc.collect()
+    deadline = time.monotonic() + timeout_s
+    while (ray.available_resources().get("CPU", 0.0) + 1e-6 < cpus
+           and time.monotonic() < deadline):
+        time.sleep(0.1)
 
 
 class XennaExecutor(RayExecutorBase):
@@ -201,8 +255,11 @@ class XennaExecutor(RayExecutorBase):
 
     Differences from NeMo Curator: Xenna's own retries and ``ignore_failures`` are replaced by
     the failure rules every executor here shares (retry, then keep the task whole in the
-    rejected sink); Xenna has no teardown hook and kills its workers at the end, so stages'
-    ``teardown()`` does not run on Xenna.
+    rejected sink), and so is its answer to a worker process that dies (the whole pipeline
+    stops): the partitions then running are redone alone until the task that kills its worker
+    is known and, after ``max_retries`` retries, kept whole in the rejected sink (see
+    :meth:`_run_window`); Xenna has no teardown hook and kills its workers at the end, so
+    stages' ``teardown()`` does not run on Xenna.
 
     Parameters:
         config: the keys above; an unknown key is an error.
@@ -211,6 +268,7 @@ class XennaExecutor(RayExecutorBase):
 
     name = "xenna"
     config_keys = RayExecutorBase.config_keys | frozenset(_DEFAULTS) | {"tasks_per_block"}
+    counts_partitions = True  # a dead worker's partitions are redone: the tracker knows them
 
     def __init__(self, config: dict[str, Any] | None = None, ignore_head_node: bool = False,
                  **kwargs: Any) -> None:
@@ -277,31 +335,100 @@ class XennaExecutor(RayExecutorBase):
     def _run_window(self, stages: list[ProcessingStage], tasks: list[Task], first: int,
                     ctx: RunContext, stats: RunStats, tracker: PartitionTracker,
                     cluster: dict[str, float], outputs: OutputCollector) -> None:
-        """Run ``tasks`` through ``stages[first:]`` as one Xenna pipeline."""
-        import ray  # noqa: PLC0415
-        from ray.util.queue import Empty, Queue  # noqa: PLC0415
+        """Run ``tasks`` through ``stages[first:]`` as one Xenna pipeline, under the dead-worker
+        policy every executor shares.
 
+        Xenna stops the whole pipeline when a worker process dies. The partitions that were
+        then running (the journal names them) are redone one task per call and one call at a
+        time (batch mode, one worker per group), so the next death names its task: retried
+        ``max_retries`` times, then kept whole in the rejected sink by its group's first stage
+        (:func:`~curator.executors.retry.worker_death_report`); the other unfinished partitions
+        are redone as before. A redo reports only what the driver still waits for (the
+        tracker's outstanding tasks); the rest runs quietly, to make what later groups need.
+        """
         v1 = _xenna()
         names = [s.name for s in stages]
         groups = self.groups(stages[first:], first)
         if any(g.resources.requires_gpu for g in groups):
             _check_gpu_env()
-        reports = Queue(actor_options={"num_cpus": 0})
+        firsts = {g.first: g for g in groups}
+        journal = RunStore(uuid.uuid4().hex)
         per_call = tasks_per_block(len(tasks), cluster, self.config.get("tasks_per_block"))
+        seen: dict[int, set[str]] = defaultdict(set)  # the workers that ran each stage
+        deaths: dict[Key, int] = defaultdict(int)
+        skip: set[Key] = set()
+        jobs: deque[tuple[list[Task], bool]] = deque([(tasks, False)])
+        redo = False
+        try:
+            while jobs:
+                batch, alone = jobs.popleft()
+                if not batch:
+                    continue
+                loud = (frozenset(tracker.outstanding({t.partition for t in batch}, set(firsts)))
+                        if redo else None)
+                error = self._pipeline(v1, groups, batch, names, ctx, stats, tracker, outputs,
+                                       seen, journal, 1 if alone else per_call, alone, loud,
+                                       frozenset(skip))
+                if error is None:
+                    continue
+                redo = True
+                calls = [cloudpickle.loads(v) for v in map(journal.get, journal.keys()) if v]
+                journal.delete()
+                if not calls:
+                    raise RuntimeError(f"XennaExecutor: a worker process died outside a call "
+                                       f"(in its start or setup): {error}")
+                if alone:  # one call at a time, one task each: the call that was running
+                    (key,), (task,) = calls[0]
+                    deaths[key] += 1
+                    stats.bump(key[0], "worker_restarts")
+                    if deaths[key] > ctx.max_retries:  # it killed every worker: keep it whole
+                        report = worker_death_report(
+                            key[0], firsts[key[0]].stages[0], task, deaths[key],
+                            f"its worker process died {deaths[key]} times running this task "
+                            f"({error})")
+                        outputs.add(apply_report(replace(report, restarts=0, retries=0), names,
+                                                 ctx, stats, tracker))
+                        skip.add(key)
+                    else:
+                        stats.bump(key[0], "retries")
+                    unfinished = tracker.open_partitions()
+                    jobs.appendleft(([t for t in batch if t.partition in unfinished], True))
+                    continue
+                stats.bump(min(k[0] for keys, _ in calls for k in keys), "worker_restarts")
+                suspects = {k[1] for keys, _ in calls for k in keys}
+                unfinished = tracker.open_partitions()
+                jobs.extendleft([
+                    ([t for t in batch if t.partition in unfinished - suspects], False),
+                    ([t for t in batch if t.partition in unfinished & suspects], True)])
+        finally:
+            journal.delete()
+
+    def _pipeline(self, v1: Any, groups: list[StageGroup], tasks: list[Task], names: list[str],
+                  ctx: RunContext, stats: RunStats, tracker: PartitionTracker,
+                  outputs: OutputCollector, seen: dict[int, set[str]], journal: RunStore,
+                  per_call: int, alone: bool, loud: frozenset[Key] | None,
+                  skip: frozenset[Key]) -> str | None:
+        """One Xenna pipeline over ``tasks`` (``alone``: batch mode, one worker per group, one
+        task per call); every report is booked as it arrives. Returns ``None``, or the error
+        when a worker process died (after Xenna's workers of this pipeline are gone)."""
+        import ray  # noqa: PLC0415
+        from ray.util.queue import Empty, Queue  # noqa: PLC0415
+
+        reports = Queue(actor_options={"num_cpus": 0})
         specs = []
         for group, cpus in zip(groups, self._cpu_shares(groups), strict=True):
             res = group.resources
             gpus = res.gpu_fraction(node_gpu_memory_gb(self.config.get("gpu_memory_gb_per_gpu"))
                                     if res.gpu_memory_gb else None)
-            n = group.num_workers(self.workers_override)
+            n = 1 if alone else group.num_workers(self.workers_override)
             for i in group.indices:
-                stats.stages[i].workers = n or 0
-            stage = _stage_class(group, v1)(group, len(stages), ctx.max_retries, cpus, gpus,
-                                            reports, outputs.collect, per_call)
-            specs.append(v1.StageSpec(stage, num_workers=n))
+                stats.stages[i].workers = max(stats.stages[i].workers, n or 0)
+            stage = _stage_class(group, v1)(group, len(names), ctx.max_retries, cpus, gpus,
+                                            reports, outputs.collect, per_call, journal, loud,
+                                            skip, alone)
+            specs.append(v1.StageSpec(stage, num_workers=n, slots_per_actor=1 if alone else None))
         errors: list[BaseException] = []
         done = threading.Event()
-        seen: dict[int, set[str]] = defaultdict(set)  # the workers that ran each stage
 
         def drain() -> None:
             """Book reports as they arrive (the checkpoint advances during the run)."""
@@ -323,24 +450,33 @@ class XennaExecutor(RayExecutorBase):
 
         thread = threading.Thread(target=drain, name="curator-xenna-reports", daemon=True)
         thread.start()
+        free = ray.available_resources().get("CPU", 0.0)
+        died: str | None = None
         try:
             # Xenna sets _XENNA_ENV in this process for good: undone after the run, so clusters
             # this process starts later are as their client asks
             with environ({"RAY_ADDRESS": ray.get_runtime_context().gcs_address,
                           **{k: os.environ.get(k) for k in _XENNA_ENV}}):
-                v1.run_pipeline(v1.PipelineSpec(input_data=tasks, stages=specs,
-                                                config=self._pipeline_config(v1)))
+                config = self._pipeline_config(v1, "batch" if alone else None)
+                v1.run_pipeline(v1.PipelineSpec(input_data=tasks, stages=specs, config=config))
+        except ray.exceptions.RayActorError as exc:  # a worker process died
+            died = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            exc.__traceback__ = None  # its frames hold Xenna's actors: let them go
         finally:
             done.set()
             thread.join()
             ray.kill(reports.actor)
         if errors:
             raise errors[0]
+        if died is not None:
+            _await_release(free)
+        return died
 
-    def _pipeline_config(self, v1: Any) -> Any:
-        """Xenna's ``PipelineConfig`` from the config keys (our retries replace Xenna's)."""
+    def _pipeline_config(self, v1: Any, mode: str | None = None) -> Any:
+        """Xenna's ``PipelineConfig`` from the config keys (our retries replace Xenna's);
+        ``mode`` overrides ``execution_mode``."""
         level = {k: v1.VerbosityLevel[str(self.setting(k)).upper()] for k in _VERBOSITY}
-        streaming = self.setting("execution_mode") == "streaming"
+        streaming = (mode or self.setting("execution_mode")) == "streaming"
         mode_specific = v1.StreamingSpecificSpec(
             autoscale_interval_s=float(self.setting("autoscale_interval_s")),
             autoscaler_verbosity_level=level["autoscaler_verbosity_level"],
