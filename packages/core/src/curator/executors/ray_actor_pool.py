@@ -362,7 +362,7 @@ class _Pool:
         store while a slow downstream group catches up)."""
         nxt = self.next
         return (nxt is not None and nxt.started and not nxt.done
-                and nxt.work.qsize() >= 2 * depth * max(len(nxt.threads), 1))
+                and nxt.work.qsize() >= 2 * depth * max(nxt.running(), 1))
 
     def closed(self) -> bool:
         """No batch will come any more."""
