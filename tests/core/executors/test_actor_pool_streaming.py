@@ -9,6 +9,7 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import SimpleNamespace
 
 import cloudpickle
 import pytest
@@ -189,7 +190,7 @@ def test_a_pool_waits_while_the_next_one_is_backlogged():
     for _ in range(4):  # 2 x batches_in_flight (2) x one actor
         down.work.put(_Batch([[Task("t", "d", [1])]], 1))
     assert not up.backlogged(2)  # the next pool has not started: nothing drains it yet
-    down.started, down.threads = True, [object()]
+    down.started, down.threads = True, [SimpleNamespace(is_alive=lambda: True)]  # one actor
     assert up.backlogged(2) and not up.backlogged(3)
     down.work.get()
     assert not up.backlogged(2)
