@@ -216,6 +216,7 @@ class PoolController:
         self._since = [now] * len(limits)
         self.usage: list[float | None] = [None] * len(limits)
         self._owed: int | None = None  # the pool an actor was let go for, until it grows
+        self._lock = threading.Lock()  # calls are booked from the pools' worker threads
 
     @property
     def active(self) -> bool:
@@ -224,18 +225,21 @@ class PoolController:
 
     def book(self, k: int, busy_s: float) -> None:
         """A call of pool ``k`` landed after ``busy_s`` seconds of work."""
-        self._busy[k] += busy_s
-        self._calls[k] += 1
+        with self._lock:
+            self._busy[k] += busy_s
+            self._calls[k] += 1
 
     def _measure(self, k: int, running: int, now: float) -> None:
-        if running and self._calls[k] >= running:
-            self.usage[k] = self._busy[k] / (running * max(now - self._since[k], 1e-6))
-            self._busy[k], self._calls[k], self._since[k] = 0.0, 0, now
+        with self._lock:
+            if running and self._calls[k] >= running:
+                self.usage[k] = self._busy[k] / (running * max(now - self._since[k], 1e-6))
+                self._busy[k], self._calls[k], self._since[k] = 0.0, 0, now
 
     def restart_clock(self, k: int) -> None:
         """Pool ``k`` changed size: measure it afresh."""
-        self._busy[k], self._calls[k], self._since[k] = 0.0, 0, time.monotonic()
-        self.usage[k] = None
+        with self._lock:
+            self._busy[k], self._calls[k], self._since[k] = 0.0, 0, time.monotonic()
+            self.usage[k] = None
 
     def decide(self, running: list[int], waiting: list[bool],
                alive: list[bool]) -> list[int]:
@@ -561,8 +565,7 @@ class RayActorPoolExecutor(RayExecutorBase):
                         pending.extend((b, actor.submit(b, *args)) for b in rest)
                     for reports, out in done:
                         landed(pool, reports, out)
-                        control.book(pool.index, sum(r.call.busy_s for r in reports
-                                                     if r.index == group.indices[0]))
+                        control.book(pool.index, sum(r.call.busy_s for r in reports))
             except BaseException as exc:  # noqa: BLE001 - re-raised in the driver thread
                 errors.append(exc)
             finally:

@@ -366,17 +366,18 @@ class XennaExecutor(RayExecutorBase):
                     continue
                 loud = (frozenset(tracker.outstanding({t.partition for t in batch}, set(firsts)))
                         if redo else None)
-                error = self._pipeline(v1, groups, batch, names, ctx, stats, tracker, outputs,
-                                       seen, journal, 1 if alone else per_call, alone, loud,
-                                       frozenset(skip))
-                if error is None:
+                died = self._pipeline(v1, groups, batch, names, ctx, stats, tracker, outputs,
+                                      seen, journal, 1 if alone else per_call, alone, loud,
+                                      frozenset(skip))
+                if died is None:
                     continue
                 redo = True
-                calls = [cloudpickle.loads(v) for v in map(journal.get, journal.keys()) if v]
+                calls = [c for c in (cloudpickle.loads(v) for v in map(journal.get, journal.keys())
+                                     if v) if c[0]]
                 journal.delete()
-                if not calls:
-                    raise RuntimeError(f"XennaExecutor: a worker process died outside a call "
-                                       f"(in its start or setup): {error}")
+                if not calls:  # not in a call: a worker that failed to start or set up
+                    raise died
+                error = (str(died).strip().splitlines() or [type(died).__name__])[0]
                 if alone:  # one call at a time, one task each: the call that was running
                     (key,), (task,) = calls[0]
                     deaths[key] += 1
@@ -407,9 +408,9 @@ class XennaExecutor(RayExecutorBase):
                   ctx: RunContext, stats: RunStats, tracker: PartitionTracker,
                   outputs: OutputCollector, seen: dict[int, set[str]], journal: RunStore,
                   per_call: int, alone: bool, loud: frozenset[Key] | None,
-                  skip: frozenset[Key]) -> str | None:
+                  skip: frozenset[Key]) -> BaseException | None:
         """One Xenna pipeline over ``tasks`` (``alone``: batch mode, one worker per group, one
-        task per call); every report is booked as it arrives. Returns ``None``, or the error
+        task per call); every report is booked as it arrives. Returns ``None``, or Ray's error
         when a worker process died (after Xenna's workers of this pipeline are gone)."""
         import ray  # noqa: PLC0415
         from ray.util.queue import Empty, Queue  # noqa: PLC0415
@@ -451,7 +452,7 @@ class XennaExecutor(RayExecutorBase):
         thread = threading.Thread(target=drain, name="curator-xenna-reports", daemon=True)
         thread.start()
         free = ray.available_resources().get("CPU", 0.0)
-        died: str | None = None
+        died: BaseException | None = None
         try:
             # Xenna sets _XENNA_ENV in this process for good: undone after the run, so clusters
             # this process starts later are as their client asks
@@ -460,8 +461,7 @@ class XennaExecutor(RayExecutorBase):
                 config = self._pipeline_config(v1, "batch" if alone else None)
                 v1.run_pipeline(v1.PipelineSpec(input_data=tasks, stages=specs, config=config))
         except ray.exceptions.RayActorError as exc:  # a worker process died
-            died = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-            exc.__traceback__ = None  # its frames hold Xenna's actors: let them go
+            died = exc.with_traceback(None)  # its frames hold Xenna's actors: let them go
         finally:
             done.set()
             thread.join()
