@@ -42,6 +42,25 @@ def test_partition_tracker_never_marks_a_partition_with_a_failed_task(tmp_path):
     assert store.done() == set() and tr.failed_partitions == {"p"} and tr.in_flight == 0
 
 
+def test_partition_tracker_counts_without_a_checkpoint_when_asked():
+    """What an executor redoing a dead worker's partitions asks: which are unfinished, and
+    which of their tasks a stage has still to consume."""
+    quiet = PartitionTracker(None, n_stages=3)
+    quiet.seed("p", "p")
+    assert quiet.open_partitions() == set() and quiet.in_flight == 0  # tracks nothing
+    tr = PartitionTracker(None, n_stages=3, count=True)
+    tr.seed("p", "p")
+    tr.seed("q", "q")
+    tr.report(0, [("p", "p")], [("p", "p_0"), ("p", "p_1")])
+    tr.report(1, [("p", "p_0")], [("p", "p_0")])
+    tr.report(0, [("q", "q")], [("q", "q")])
+    tr.report(1, [("q", "q")], [("q", "q")])
+    tr.report(2, [("q", "q")], [])
+    assert tr.open_partitions() == {"p"} and tr.finished == []  # nothing marked
+    assert tr.outstanding({"p"}, {1}) == {(1, "p", "p_1")}
+    assert tr.outstanding({"p", "q"}, {1, 2}) == {(1, "p", "p_1"), (2, "p", "p_0")}
+
+
 def test_partition_tracker_accepts_reports_out_of_order(tmp_path):
     store = CheckpointStore(str(tmp_path))
     tr = PartitionTracker(store, n_stages=3)

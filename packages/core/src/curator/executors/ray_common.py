@@ -33,8 +33,8 @@ from curator.stages.base import ProcessingStage
 from curator.tasks import EmptyTask, Task
 
 __all__ = ["RayExecutorBase", "ray_session", "BatchOutcome", "run_with_retries", "apply_outcome",
-           "node_gpu_memory_gb", "stage_override", "pool_limits", "RunStore", "PartitionTracker", "source_windows",
-           "apply_report", "tasks_per_block", "SOURCE_WINDOW"]
+           "node_gpu_memory_gb", "stage_override", "pool_limits", "RunStore", "PartitionTracker",
+           "source_windows", "apply_report", "tasks_per_block", "SOURCE_WINDOW"]
 
 
 @contextlib.contextmanager
