@@ -630,9 +630,9 @@ class RayActorPoolExecutor(RayExecutorBase):
                     pool.retire_one()
                 if move:
                     control.restart_clock(k)
-                    first = pool.group.first
-                    stats.bump(first, "workers_added" if move > 0 else "workers_retired")
+                    stats.bump(pool.group.first,
+                               "workers_added" if move > 0 else "workers_retired")
                     for i in pool.group.indices:
                         stats.stages[i].workers = max(stats.stages[i].workers, running[k] + move)
                     log.info("%s: %d -> %d actors (busy %.0f%%)", pool.group.name,
-                                running[k], running[k] + move, 100 * (control.usage[k] or 0))
+                             running[k], running[k] + move, 100 * (control.usage[k] or 0))

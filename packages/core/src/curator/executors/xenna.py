@@ -182,16 +182,15 @@ def _stage_class(group: StageGroup, v1: Any) -> type:
 
         def process_data(self, in_data: list[Task]) -> list[Task]:
             first = self.group.first
-            tasks = [t for t in in_data if (first, t.partition, t.task_id) not in self.skip]
+            keyed = [((first, t.partition, t.task_id), t) for t in in_data]
+            keyed = [(k, t) for k, t in keyed if k not in self.skip]
+            tasks = [t for _, t in keyed]
             call = f"{first}/{uuid.uuid4().hex}"
             if self.journal is not None:
                 self.journal.put(call, cloudpickle.dumps(
-                    ([(first, t.partition, t.task_id) for t in tasks],
-                     tasks if self.alone else None)))
-            loud = [t for t in tasks
-                    if self.loud is None or (first, t.partition, t.task_id) in self.loud]
-            quiet = [t for t in tasks
-                     if self.loud is not None and (first, t.partition, t.task_id) not in self.loud]
+                    ([k for k, _ in keyed], tasks if self.alone else None)))
+            loud = [t for k, t in keyed if self.loud is None or k in self.loud]
+            quiet = [t for k, t in keyed if self.loud is not None and k not in self.loud]
             passed_on: list[Task] = []
             if quiet:  # already reported: only their outputs are wanted
                 passed_on += chain_reports(self.group, quiet, self.max_retries, self.worker,
@@ -206,6 +205,13 @@ def _stage_class(group: StageGroup, v1: Any) -> type:
             return passed_on
 
     return type(group.name, (_XennaGroupStage,), {"__module__": __name__})
+
+
+def _journaled_calls(journal: RunStore) -> list[tuple[list[Key], list[Task] | None]]:
+    """The calls the journal shows running (their tasks' keys, and the tasks of a call made
+    alone); a call with no task left to run is left out."""
+    calls = (cloudpickle.loads(value) for value in map(journal.get, journal.keys()) if value)
+    return [call for call in calls if call[0]]
 
 
 def _await_release(cpus: float, timeout_s: float = 60.0) -> None:
@@ -372,8 +378,7 @@ class XennaExecutor(RayExecutorBase):
                 if died is None:
                     continue
                 redo = True
-                calls = [c for c in (cloudpickle.loads(v) for v in map(journal.get, journal.keys())
-                                     if v) if c[0]]
+                calls = _journaled_calls(journal)
                 journal.delete()
                 if not calls:  # not in a call: a worker that failed to start or set up
                     raise died
