@@ -19,7 +19,7 @@ import os
 import time
 from dataclasses import dataclass, field
 
-from _rss import PeakRSS  # noqa: E402  (benchmarks/ is on sys.path when run as a script)
+from _rss import PeakRSS
 from curator import Pipeline, ProcessingStage, Resources, Task
 
 

@@ -132,7 +132,7 @@ def bench_classifier(model_dir: str, texts: list[str], gpu: bool) -> dict:
     else:
         out = pipe.run(initial_tasks=tasks, summary=False)
     secs = time.perf_counter() - start
-    assert sum(t.data.num_rows for t in out) == len(texts)
+    assert sum(t.to_pyarrow().num_rows for t in out) == len(texts)
     res = {"device": "cuda" if gpu else "cpu", "docs": len(texts), "seconds": round(secs, 2),
            "docs_per_s": round(len(texts) / secs, 1)}
     if busy is not None:
@@ -191,7 +191,7 @@ def bench_tokenizer(model_dir: str, texts: list[str]) -> dict:
     start = time.perf_counter()
     out = stage.process(batch)
     staged = time.perf_counter() - start
-    n_stage = sum(len(x) for x in out.data["input_ids"].to_pylist())
+    n_stage = sum(len(x) for x in out.to_pyarrow()["input_ids"].to_pylist())
     assert n_stage == n_bare
     return {"docs": len(texts), "tokens": n_bare,
             "bare_tokens_per_s": round(n_bare / bare), "stage_tokens_per_s": round(n_stage / staged),

@@ -66,7 +66,7 @@ def _license_texts() -> Iterator[str]:
 def _docstrings() -> Iterator[str]:
     stdlib = sysconfig.get_paths()["stdlib"]
     try:  # the language reference and library topics behind help()
-        from pydoc_data.topics import topics  # noqa: PLC0415
+        from pydoc_data.topics import topics
 
         yield from (topics[k] for k in sorted(topics))
     except ImportError:
@@ -223,12 +223,12 @@ def generate(directory: str, docs: int, files: int, *, fmt: str = "jsonl", seed:
 
 def _write(path: str, fmt: str, ids: list[int], texts: list[str]) -> None:
     if fmt == "parquet":
-        import pyarrow as pa  # noqa: PLC0415
-        import pyarrow.parquet as pq  # noqa: PLC0415
+        import pyarrow as pa
+        import pyarrow.parquet as pq
 
         pq.write_table(pa.table({"id": pa.array(ids, pa.int64()), "text": texts}), path)
         return
-    import orjson  # noqa: PLC0415
+    import orjson
 
     with open(path, "wb") as fh:
         for i, t in zip(ids, texts, strict=True):
@@ -238,7 +238,7 @@ def _write(path: str, fmt: str, ids: list[int], texts: list[str]) -> None:
 
 def read_labels(directory: str) -> Labels:
     """The labels :func:`generate` wrote in ``directory``."""
-    import pyarrow.csv as pcsv  # noqa: PLC0415
+    import pyarrow.csv as pcsv
 
     t = pcsv.read_csv(os.path.join(directory, "labels.tsv"),
                       parse_options=pcsv.ParseOptions(delimiter="\t"))
@@ -247,11 +247,16 @@ def read_labels(directory: str) -> Labels:
 
 
 def _floor_one(args: tuple[str, str]) -> int:
-    import orjson  # noqa: PLC0415
+    import io
+
+    import orjson
+    import pyarrow as pa
 
     src, dst = args
     n = 0
-    with open(src, "rb") as fin, open(dst, "wb") as fout:
+    # compressed inputs (.zst, .gz) decompress as they stream; output is plain JSONL
+    with io.BufferedReader(pa.input_stream(src, compression="detect")) as fin, \
+            open(dst, "wb") as fout:
         for line in fin:
             row = orjson.loads(line)
             row["word_count"] = len(row["text"].split())
@@ -264,7 +269,7 @@ def _floor_one(args: tuple[str, str]) -> int:
 def io_floor(paths: list[str], out_dir: str, processes: int) -> tuple[int, float, int]:
     """The I/O floor: orjson parse + word count + write of every JSONL file in ``paths`` by
     ``processes`` processes; returns (documents, seconds, peak RSS of those processes in bytes)."""
-    from _rss import PeakRSS  # noqa: PLC0415
+    from _rss import PeakRSS
 
     os.makedirs(out_dir, exist_ok=True)
     jobs = [(p, os.path.join(out_dir, os.path.basename(p))) for p in paths]

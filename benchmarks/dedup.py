@@ -29,8 +29,8 @@ from multiprocessing import get_context
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
-from _rss import PeakRSS  # noqa: E402  (benchmarks/ is on sys.path when run as a script)
-from corpus import generate as generate_realistic  # noqa: E402
+from _rss import PeakRSS
+from corpus import generate as generate_realistic
 
 os.environ.setdefault("CURATOR_SUMMARY", "0")
 

@@ -32,7 +32,8 @@ def _child(n: int, stages: int, payload_kb: int, mode: str, keep: bool) -> dict:
     from curator import LocalExecutor, Pipeline, ProcessingStage, Task
 
     class Source(ProcessingStage):
-        num_workers = 1
+        def num_workers(self) -> int:
+            return 1
 
         @property
         def is_source(self) -> bool:
@@ -42,7 +43,8 @@ def _child(n: int, stages: int, payload_kb: int, mode: str, keep: bool) -> dict:
             return [Task(f"t{i}", "bench", data=i) for i in range(n)]
 
     class Inflate(ProcessingStage):
-        num_workers = 1
+        def num_workers(self) -> int:
+            return 1
 
         def process(self, task):
             return task.derive(bytes(payload_kb * 1024))
@@ -52,7 +54,8 @@ def _child(n: int, stages: int, payload_kb: int, mode: str, keep: bool) -> dict:
             return task
 
     class Drop(ProcessingStage):
-        num_workers = 1
+        def num_workers(self) -> int:
+            return 1
 
         def process(self, task):
             return task if keep else None

@@ -26,7 +26,7 @@ import os
 import time
 from dataclasses import dataclass
 
-from _rss import PeakRSS  # noqa: E402  (benchmarks/ is on sys.path when run as a script)
+from _rss import PeakRSS
 from curator import LocalExecutor, Pipeline, ProcessingStage, Resources, Task
 
 
@@ -70,7 +70,7 @@ class Listing(ProcessingStage):
     def process(self, task: Task) -> list[Task]:
         return [t for chunk in self.process_stream(task) for t in chunk]
 
-    def process_stream(self, task: Task):  # noqa: ANN201
+    def process_stream(self, task: Task):
         for start in range(0, self.n, 1024):
             yield tasks(min(1024, self.n - start), 1, start)
 
@@ -108,7 +108,7 @@ class DriverRSS(PeakRSS):
     """Peak RSS of this process alone (the driver), sampled like :class:`PeakRSS`."""
 
     def sample(self) -> int:
-        import psutil  # noqa: PLC0415
+        import psutil
 
         return psutil.Process().memory_info().rss
 
@@ -137,7 +137,7 @@ def run_one(kind: str, workers: int, stage: ProcessingStage, n: int, items: int,
             collect: bool = True, window: int | None = None) -> dict:
     """``stage`` over ``n`` partitions: given as a list (``window=None``), or listed by a lazy
     source (``Listing``) and run ``window`` at a time (0: the executor's default)."""
-    import gc  # noqa: PLC0415
+    import gc
 
     gc.collect()
     initial = tasks(n, items) if window is None else None

@@ -8,6 +8,17 @@ the pipeline's own read → write.
                                      [--fuse-stages default|off|thread|process]
     uv run python benchmarks/text.py --docs 20000 --per-filter 10000   # each filter, one core
     uv run python benchmarks/text.py --stage-cpu 50000   # CPU per document of each stage, one thread
+    uv run python benchmarks/text.py --plain --layout 1x259MB --repeat 3   # the user's plain code
+    uv run python benchmarks/text.py --plain --scale 1000000 --repeat 3 --data-dir /data/curator
+
+``--plain`` calls the reader as NeMo Curator's docs show (``JsonlReader(path)``: no blocksize,
+no executor flags) and runs each pipeline run in a fresh process, so its peak (that process and
+its children) is what a user's script uses. ``--layout`` picks the files: 1x1GB, 1x259MB, 8x32MB,
+80x3MB (the realistic corpus; 1x259MB is its 100k documents in one file). ``--scale N``
+generates N documents once as zstd-compressed JSONL shards of 4,000 documents (~10 MB raw; a
+compressed file is read whole) under ``--data-dir`` (outside the repository; 1M documents take
+~0.8 GB there, 10M ~8 GB, plus the uncompressed output of one run, 2.4 / 24 GB, deleted after
+it) and runs on them.
 
 ``--corpus realistic`` (default) is benchmarks/corpus.py: real English spans, log-normal lengths
 (median 350 words), normal/short/boilerplate/URL/repetitive/duplicate documents. ``--corpus
@@ -29,10 +40,10 @@ import shutil
 import time
 
 import psutil
-from _rss import PeakRSS  # noqa: E402  (benchmarks/ is on sys.path when run as a script)
-from corpus import generate as generate_realistic  # noqa: E402
-from corpus import io_floor  # noqa: E402
-from text_filters import per_filter  # noqa: E402
+from _rss import PeakRSS
+from corpus import generate as generate_realistic
+from corpus import io_floor
+from text_filters import per_filter
 
 WORDS = ("the of and to in is was for that on with as by at from his her it an were are which "
          "this be or has had not but have also its one after first new two their who been "
@@ -123,8 +134,74 @@ def kept_digest(out_dir: str) -> tuple[int, str]:
     return len(ids), hashlib.sha256("\n".join(sorted(map(str, ids))).encode()).hexdigest()[:16]
 
 
+LAYOUTS = {"1x1GB": (410_000, 1), "1x259MB": (100_000, 1), "8x32MB": (100_000, 8),
+           "80x3MB": (100_000, 80)}
+SCALE_SHARD = 4_000
+
+
+def _plain_child(raw_dir: str, out_dir: str, filters: bool, conn) -> None:
+    """One plain run in a fresh process: the pipeline as a user writes it, no flags."""
+    pipe = build(raw_dir, out_dir, filters, None)
+    start = time.perf_counter()
+    pipe.run(summary=False)
+    conn.send((pipe.name, time.perf_counter() - start))
+
+
+def run_plain(raw_dir: str, out_dir: str, filters: bool, docs: int, mb: float) -> dict:
+    """A plain run in a fresh process; peak = that process and its children."""
+    from multiprocessing import get_context
+
+    shutil.rmtree(out_dir, ignore_errors=True)
+    ctx = get_context("spawn")
+    recv, send = ctx.Pipe(duplex=False)
+    proc = ctx.Process(target=_plain_child, args=(raw_dir, out_dir, filters, send))
+    proc.start()
+
+    def tree() -> list[int]:
+        try:
+            return [proc.pid, *(c.pid for c in psutil.Process(proc.pid).children(recursive=True))]
+        except psutil.Error:
+            return []
+
+    with PeakRSS(processes=tree) as rss:
+        while not recv.poll(0.5):  # a child that died (an import error…) must not hang us
+            if not proc.is_alive():
+                raise RuntimeError(f"the pipeline process exited with {proc.exitcode}")
+        name, wall = recv.recv()
+    proc.join()
+    kept, digest = kept_digest(out_dir)
+    if out_dir.endswith("_scale"):
+        shutil.rmtree(out_dir, ignore_errors=True)
+    return {"pipeline": f"{name} (plain)", "wall_s": round(wall, 2),
+            "docs_per_s": round(docs / wall), "mb_per_s": round(mb / wall, 1),
+            "peak_rss_mb": round(rss.peak / 2**20), "kept": kept, "kept_digest": digest}
+
+
+def generate_scale(data_dir: str, docs: int) -> str:
+    """``docs`` realistic documents as zstd JSONL shards of SCALE_SHARD documents, made once."""
+    import pyarrow as pa
+
+    out = os.path.join(data_dir, f"scale_{docs}")
+    if os.path.exists(os.path.join(out, "DONE")):
+        return out
+    raw = out + ".tmp"
+    shutil.rmtree(raw, ignore_errors=True)
+    generate_realistic(raw, docs, max(1, docs // SCALE_SHARD))
+    os.makedirs(out, exist_ok=True)
+    for path in sorted(glob.glob(os.path.join(raw, "*.jsonl"))):
+        dst = os.path.join(out, os.path.basename(path) + ".zst")
+        with open(path, "rb") as src, pa.CompressedOutputStream(dst, "zstd") as fh:
+            shutil.copyfileobj(src, fh, 16 << 20)
+        os.remove(path)
+    shutil.rmtree(raw, ignore_errors=True)
+    open(os.path.join(out, "DONE"), "w").close()
+    return out
+
+
 def run_one(raw_dir: str, out_dir: str, filters: bool, args: argparse.Namespace,
             docs: int, mb: float) -> dict:
+    if args.plain:
+        return run_plain(raw_dir, out_dir, filters, docs, mb)
     shutil.rmtree(out_dir, ignore_errors=True)
     pipe = build(raw_dir, out_dir, filters, args.blocksize, args.num_workers)
     with PeakRSS() as rss:
@@ -145,9 +222,9 @@ def stage_cpu(raw: str, docs: int, repeat: int = 5) -> None:
     """CPU time per document of every stage of the pipeline, run one after another in this
     thread (Arrow on one thread) on the first partitions holding ``docs`` documents; the
     fastest of ``repeat`` rounds per stage. The sum is what one core pays per document."""
-    import pyarrow as pa  # noqa: PLC0415
-    from curator.executors.base import invoke_stage  # noqa: PLC0415
-    from curator.tasks import EmptyTask  # noqa: PLC0415
+    import pyarrow as pa
+    from curator.executors.base import invoke_stage
+    from curator.tasks import EmptyTask
 
     pa.set_cpu_count(1)
     pa.set_io_thread_count(1)
@@ -202,18 +279,36 @@ def main() -> int:
                     choices=["default", "off", "thread", "process"],
                     help="the local executor's fuse_stages (default: its own default)")
     ap.add_argument("--workdir", default=os.path.join("benchmarks", "results", "text"))
+    ap.add_argument("--plain", action="store_true",
+                    help="the reader as NeMo's docs call it (no blocksize, no executor flags), "
+                         "each run in a fresh process")
+    ap.add_argument("--layout", choices=sorted(LAYOUTS),
+                    help="files of the realistic corpus (sets --docs and --files)")
+    ap.add_argument("--scale", type=int, default=0, metavar="DOCS",
+                    help="DOCS documents as zstd JSONL shards under --data-dir (implies --plain)")
+    ap.add_argument("--data-dir", default=os.path.join(os.path.expanduser("~"), ".cache",
+                                                       "curator-bench"),
+                    help="where --scale data is generated once (outside the repository)")
     ap.add_argument("--per-filter", type=int, default=0, metavar="DOCS",
                     help="only time each filter alone on one core on DOCS documents (e.g. 10000)")
     ap.add_argument("--stage-cpu", type=int, default=0, metavar="DOCS",
                     help="only the CPU per document of each stage in one thread, on DOCS "
                          "documents (e.g. 50000)")
     args = ap.parse_args()
+    if args.layout:
+        args.docs, args.files = LAYOUTS[args.layout]
+    if args.scale:
+        args.plain, args.docs = True, args.scale
+    if args.plain:
+        args.blocksize = None
     raw = os.path.join(args.workdir, f"raw_{args.corpus}_{args.docs}_{args.files}")
-    if not os.path.isdir(raw):
+    if args.scale:
+        raw = generate_scale(args.data_dir, args.scale)
+    elif not os.path.isdir(raw):
         print(f"generating {args.docs} docs in {raw} …", flush=True)
         # in a child process: the generator's memory must not count in the peaks measured here
-        from concurrent.futures import ProcessPoolExecutor  # noqa: PLC0415
-        from multiprocessing import get_context  # noqa: PLC0415
+        from concurrent.futures import ProcessPoolExecutor
+        from multiprocessing import get_context
 
         with ProcessPoolExecutor(1, mp_context=get_context("spawn")) as pool:
             pool.submit(_generate_corpus, args.corpus, raw, args.docs, args.files).result()
@@ -223,7 +318,8 @@ def main() -> int:
     if args.stage_cpu:
         stage_cpu(raw, args.stage_cpu)
         return 0
-    mb = sum(os.path.getsize(p) for p in glob.glob(os.path.join(raw, "*.jsonl"))) / 1e6
+    inputs = sorted(glob.glob(os.path.join(raw, "*.jsonl*")))
+    mb = sum(os.path.getsize(p) for p in inputs) / 1e6
     print(f"corpus: {args.corpus}, {args.docs} docs, {mb:.0f} MB, {args.files} files; executor "
           f"{args.executor}; {psutil.cpu_count()} cpus; load average "
           f"{' '.join(f'{x:.1f}' for x in os.getloadavg())}", flush=True)
@@ -240,7 +336,8 @@ def main() -> int:
         warm = run_one(raw, os.path.join(args.workdir, "out_filters"), True, args, args.docs, mb)
         print(json.dumps({"pipeline": "start-up run (not counted)", "wall_s": warm["wall_s"]}),
               flush=True)
-    floor = run_one(raw, os.path.join(args.workdir, "out_floor"), False, args, args.docs, mb)
+    sfx = "_scale" if args.scale else ""
+    floor = run_one(raw, os.path.join(args.workdir, "out_floor" + sfx), False, args, args.docs, mb)
     print(json.dumps(floor), flush=True)
     out_io = os.path.join(args.workdir, "out_io_floor")
     floors, runs, pairs = [], [], []
@@ -248,14 +345,13 @@ def main() -> int:
     for i in range(max(args.repeat, args.floor_repeat)):
         if i < args.floor_repeat:
             shutil.rmtree(out_io, ignore_errors=True)
-            n, wall, peak = io_floor(sorted(glob.glob(os.path.join(raw, "*.jsonl"))), out_io,
-                                     args.floor_procs)
+            n, wall, peak = io_floor(inputs, out_io, args.floor_procs)
             floors.append({"pipeline": f"orjson floor ({args.floor_procs} processes)",
                            "wall_s": round(wall, 2), "docs_per_s": round(n / wall),
                            "mb_per_s": round(mb / wall, 1), "peak_rss_mb": round(peak / 2**20)})
             print(json.dumps(floors[-1]), flush=True)
         if i < args.repeat:
-            runs.append(run_one(raw, os.path.join(args.workdir, "out_filters"), True, args,
+            runs.append(run_one(raw, os.path.join(args.workdir, "out_filters" + sfx), True, args,
                                 args.docs, mb))
             print(json.dumps(runs[-1]), flush=True)
         if i < min(args.repeat, args.floor_repeat):
@@ -271,6 +367,8 @@ def main() -> int:
           f"{best['docs_per_s'] / io['docs_per_s']:.2f} (fastest over fastest; each pair run "
           f"back to back: {' '.join(f'{p:.2f}' for p in pairs)}); load average "
           f"{' '.join(f'{x:.1f}' for x in os.getloadavg())}")
+    if pairs:
+        print(f"median of the back-to-back ratios: {sorted(pairs)[len(pairs) // 2]:.2f}")
     if len(runs) > 1:
         same = len({r["kept_digest"] for r in runs}) == 1
         print(f"kept set identical across {len(runs)} runs: {same}")

@@ -18,7 +18,7 @@ import glob
 import os
 import time
 
-from corpus import generate  # noqa: E402  (benchmarks/ is on sys.path when run as a script)
+from corpus import generate
 
 __all__ = ["PER_FILTER", "per_filter"]
 
@@ -30,7 +30,7 @@ PER_FILTER = ("WordCountFilter", "NonAlphaNumericFilter", "UrlsFilter", "Repeati
 """The five filters of the pipeline benchmark first, then the other word/line filters."""
 
 
-def _load(raw_dir: str, docs: int):  # noqa: ANN202
+def _load(raw_dir: str, docs: int):
     import pyarrow as pa
     import pyarrow.json as pj
 

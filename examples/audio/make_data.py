@@ -47,4 +47,6 @@ def make_data() -> None:
 
 if __name__ == "__main__":
     make_data()
-    print(f"data in {DATA}")
+    print(f"prepared the example's recordings, manifest and tiny model in {DATA}")
+    print("next: uv run python examples/audio/pipeline.py   or   "
+          "uv run curator run examples/audio/pipeline.yaml")

@@ -14,8 +14,8 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from curator import Pipeline  # noqa: E402
-from curator_audio import (  # noqa: E402
+from curator import Pipeline
+from curator_audio import (
     ASRStage,
     AudioDecodeStage,
     AudioRMSStage,
@@ -28,7 +28,7 @@ from curator_audio import (  # noqa: E402
     ManifestWriterStage,
     PreserveByValueStage,
 )
-from make_data import DATA, MANIFEST, MODEL, make_data  # noqa: E402
+from make_data import DATA, MANIFEST, MODEL, make_data
 
 
 def build() -> Pipeline:
@@ -48,6 +48,7 @@ def build() -> Pipeline:
 
 if __name__ == "__main__":
     make_data()
-    result = build().run(rejected_dir=os.path.join(DATA, "rejected"))
+    result = build().run(rejected_dir=os.path.join(DATA, "rejected"), raise_on_failure=False)
     print(f"wrote {sum(t.metadata.get('num_records', 0) for t in result)} records to "
           f"{os.path.join(DATA, 'output')}; rejected: {result.rejected.counts}")
+    sys.exit(0 if result.ok else 1)

@@ -12,14 +12,14 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from curator_image import (  # noqa: E402
+from curator_image import (
     ImageAestheticFilterStage,
     ImageEmbeddingStage,
     ImageNSFWFilterStage,
     ImageReaderStage,
     ImageSemanticDeduplicationWorkflow,
 )
-from prepare_data import HERE, prepare  # noqa: E402
+from prepare_data import HERE, prepare
 
 
 def main(root: str = os.path.join(HERE, "data"), out: str = os.path.join(HERE, "output"),

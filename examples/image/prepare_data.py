@@ -38,4 +38,9 @@ def prepare(root: str = os.path.join(HERE, "data"), n_shards: int = 4,
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--root", default=os.path.join(HERE, "data"))
-    print(prepare(parser.parse_args().root))
+    paths = prepare(parser.parse_args().root)
+    print("prepared the example's data and tiny models:")
+    for name, path in paths.items():
+        print(f"  {name:<10} {path}")
+    print("next: uv run python examples/image/pipeline.py   or   "
+          "uv run curator run examples/image/pipeline.yaml")

@@ -5,8 +5,9 @@
 :class:`curator.SlurmRayClient` starts the Ray head on this node (the allocation's first, where
 the sbatch script runs) and one Ray worker per other node with ``srun``, and stops them at the
 end. Generates a few JSONL files of short documents under ``{workdir}/raw`` if they are missing,
-keeps documents of at least 3 words and writes them to ``{workdir}/out``; dropped documents and
-failures go to ``{workdir}/rejected``. The last line printed is a JSON summary.
+keeps documents of at least 3 words and writes them to ``{workdir}/out``; malformed records and
+failed tasks go to ``{workdir}/rejected`` (dropped documents are only counted: use
+``ScoreFilter(..., split=True)`` to keep them there). The last line printed is a JSON summary.
 """
 
 from __future__ import annotations
@@ -54,7 +55,8 @@ def main() -> None:
 
         address, nodes = client.address, len([n for n in ray.nodes() if n.get("Alive")])
         print(f"Ray cluster at {address}: {nodes} node(s), {ray.cluster_resources()}", flush=True)
-        result = pipeline.run(args.executor, rejected_dir=os.path.join(workdir, "rejected"))
+        result = pipeline.run(args.executor, rejected_dir=os.path.join(workdir, "rejected"),
+                              raise_on_failure=False)
     kept = result.stats.stages[-2].items_out  # what the filter passed on to the writer
     print(json.dumps({"address": address, "nodes": nodes, "ok": result.ok,
                       "kept": kept, "files": [f for t in result for f in t.data],

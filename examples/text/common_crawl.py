@@ -119,12 +119,14 @@ def main(argv: list[str] | None = None) -> int:
         generate(warc_dir, args.warcs, args.pages)
     start = time.perf_counter()
     result = build_pipeline(warc_dir, extracted, args.extractor).run(
-        rejected_dir=os.path.join(args.workdir, "rejected"))
+        rejected_dir=os.path.join(args.workdir, "rejected"), raise_on_failure=False)
     kept = sum(t.metadata.get("num_rows", 0) for t in result)
     dedup = ExactDeduplicationWorkflow(extracted, os.path.join(args.workdir, "dedup"),
                                        id_field="warc_id", perform_removal=True).run()
-    print(f"\nextracted and kept {kept} English pages; exact dedup: {dedup} "
-          f"({time.perf_counter() - start:.1f}s); output under {args.workdir}/dedup")
+    groups = sum(dedup.group_sizes.values())
+    print(f"\nextracted and kept {kept} English pages; exact dedup found {dedup.num_duplicates} "
+          f"duplicates in {groups} groups and removed {dedup.num_removed or 0} "
+          f"({time.perf_counter() - start:.1f}s); deduplicated JSONL in {dedup.output_path}")
     return 0 if result.ok else 1
 
 

@@ -28,7 +28,7 @@ from curator_video import (
 )
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from prepare_data import HERE, prepare  # noqa: E402
+from prepare_data import HERE, prepare
 
 
 def build(paths: dict[str, str], output: str) -> Pipeline:
@@ -53,10 +53,12 @@ def main() -> None:
     parser.add_argument("--output", default=os.path.join(HERE, "output", "python"))
     args = parser.parse_args()
     paths = prepare()
-    result = build(paths, args.output).run(rejected_dir=os.path.join(args.output, "rejected"))
+    result = build(paths, args.output).run(rejected_dir=os.path.join(args.output, "rejected"),
+                                           raise_on_failure=False)
     files = [f for t in result for f in t.data]
     print(f"{len(result)} videos, {sum(f.endswith('.mp4') for f in files)} clips written to "
           f"{args.output}/dataset; rejected: {result.rejected.counts}")
+    sys.exit(0 if result.ok else 1)
 
 
 if __name__ == "__main__":

@@ -55,4 +55,9 @@ def prepare(out: str = os.path.join(HERE, "data")) -> dict[str, str]:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=os.path.join(HERE, "data"))
-    print(prepare(parser.parse_args().out))
+    paths = prepare(parser.parse_args().out)
+    print("prepared the example's data and tiny models:")
+    for name, path in paths.items():
+        print(f"  {name:<10} {path}")
+    print("next: uv run python examples/video/pipeline.py   or   "
+          "uv run curator run examples/video/pipeline.yaml")

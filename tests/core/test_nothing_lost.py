@@ -65,7 +65,8 @@ def test_a_stage_that_rejects_then_raises_leaves_every_entry_on_disk(tmp_path):
     # before: the failed-task entry overwrote the 2 records (1 entry on disk, 3 counted)
     rej = tmp_path / "rej"
     result = Pipeline("p", stages=[RejectTwoThenRaise()]).run(
-        initial_tasks=make_partitions(3), rejected_dir=str(rej), max_retries=1, summary=False)
+        initial_tasks=make_partitions(3), rejected_dir=str(rej), max_retries=1, summary=False,
+        raise_on_failure=False)
     assert result.rejected.counts == {"RejectTwoThenRaise": 3}
     on_disk = [json.loads(line) for f in sorted(rej.rglob("*.jsonl"))
                for line in f.read_text().splitlines()]
@@ -73,7 +74,7 @@ def test_a_stage_that_rejects_then_raises_leaves_every_entry_on_disk(tmp_path):
     assert sorted(e["reason"] for e in on_disk) == ["task failed after retries", "too long",
                                                     "too short"]
     assert _entries(rej) == ["RejectTwoThenRaise/part001.failed.jsonl",
-                             "RejectTwoThenRaise/part001.failed.task.pkl",
+                             "RejectTwoThenRaise/part001.failed.task.json",
                              "RejectTwoThenRaise/part001.jsonl"]
 
 
@@ -88,13 +89,13 @@ def test_failed_run_is_not_ok_and_can_raise_naming_the_task(tmp_path):
     broken = tmp_path / "broken"
     broken.touch()
     stages = [Square(), FailWhile(str(broken))]
-    result = Pipeline("p", stages=stages).run(initial_tasks=make_partitions(3), summary=False)
+    result = Pipeline("p", stages=stages).run(initial_tasks=make_partitions(3), summary=False,
+                                              raise_on_failure=False)
     assert not result.ok and [(f.stage, f.task_id) for f in result.failed] == [
         ("FailWhile", "part001")]
     assert "No space left on device" in result.failed[0].error
     with pytest.raises(PipelineFailedError, match=r"(?s)1 task\(s\) failed.*FailWhile/part001") as exc:
-        Pipeline("p", stages=stages).run(initial_tasks=make_partitions(3), summary=False,
-                                         raise_on_failure=True)
+        Pipeline("p", stages=stages).run(initial_tasks=make_partitions(3), summary=False)
     assert [f.task_id for f in exc.value.failed] == ["part001"]
     assert exc.value.result.ok is False and len(exc.value.result) == 2  # the others went on
 
@@ -103,22 +104,25 @@ def test_failed_task_is_replayed_from_the_stage_where_it_failed(tmp_path):
     rej, broken = tmp_path / "rej", tmp_path / "broken"
     broken.touch()
     pipe = Pipeline("p", stages=[Square(), FailWhile(str(broken))])
-    first = pipe.run(initial_tasks=make_partitions(3), rejected_dir=str(rej), summary=False)
+    first = pipe.run(initial_tasks=make_partitions(3), rejected_dir=str(rej), summary=False,
+                     raise_on_failure=False)
     assert not first.ok and sorted(t.task_id for t in first) == ["part000", "part002"]
 
-    again = pipe.replay(str(rej), summary=False)  # still broken: fails again, entry kept
+    again = pipe.replay(str(rej), summary=False,
+                        raise_on_failure=False)  # still broken: fails again, entry kept
     assert not again.ok and len(again) == 0
-    assert _entries(rej) == ["FailWhile/part001.failed.jsonl", "FailWhile/part001.failed.task.pkl"]
+    assert _entries(rej) == ["FailWhile/part001.failed.jsonl", "FailWhile/part001.failed.task.json"]
 
     broken.unlink()  # the cause is fixed
-    replayed = pipe.replay(str(rej), summary=False)
+    replayed = pipe.replay(str(rej), summary=False, raise_on_failure=False)
     assert replayed.ok and [t.task_id for t in replayed] == ["part001"]
     # squared once (Square is not redone), then +1 by the stage where it failed
     assert replayed[0].data == [x * x + 1 for x in (3, 4, 5)]
     assert replayed.stats.stages[0].tasks_in == 0 and replayed.stats.stages[1].tasks_in == 1
     assert _entries(rej) == [".replayed/FailWhile/part001.failed.jsonl",
-                             ".replayed/FailWhile/part001.failed.task.pkl"]
-    assert pipe.replay(str(rej), summary=False) == []  # nothing left to replay
+                             ".replayed/FailWhile/part001.failed.task.json"]
+    assert pipe.replay(str(rej), summary=False,
+                       raise_on_failure=False) == []  # nothing left to replay
 
 
 def test_tabular_task_is_kept_as_parquet_and_replayed_from_memory_too(tmp_path):
@@ -139,17 +143,19 @@ def test_tabular_task_is_kept_as_parquet_and_replayed_from_memory_too(tmp_path):
     rej = tmp_path / "rej"
     pipe = Pipeline("t", stages=[Explode(str(broken))])
     tasks = [Task("doc0", "ds", table, metadata={"source_files": ["in.jsonl"]})]
-    first = pipe.run(initial_tasks=tasks, rejected_dir=str(rej), summary=False)
+    first = pipe.run(initial_tasks=tasks, rejected_dir=str(rej), summary=False,
+                     raise_on_failure=False)
     assert not first.ok
     import pyarrow.parquet as pq
 
     assert pq.read_table(rej / "Explode" / "doc0.failed.parquet").equals(table)  # data whole
-    in_memory = pipe.run(initial_tasks=tasks, summary=False)  # no rejected_dir: kept in memory
+    in_memory = pipe.run(initial_tasks=tasks, summary=False,
+                         raise_on_failure=False)  # no rejected_dir: kept in memory
     assert in_memory.failed[0].task.data.equals(table)
 
     broken.unlink()
-    from_disk = pipe.replay(str(rej), summary=False)
-    from_memory = pipe.replay(in_memory, summary=False)
+    from_disk = pipe.replay(str(rej), summary=False, raise_on_failure=False)
+    from_memory = pipe.replay(in_memory, summary=False, raise_on_failure=False)
     for result in (from_disk, from_memory):
         assert result.ok and result[0].data.column("ok").to_pylist() == [True] * 3
         assert result[0].metadata["source_files"] == ["in.jsonl"]
@@ -164,7 +170,7 @@ def test_sink_entries_for_the_same_stage_and_task_never_overwrite(tmp_path):
     sink.add("S", "t", [rec, rec])  # e.g. records of two tasks that share an id
     sink.add_failed(RejectedRecord("S", "failed", task_id="t", kind="task"), Task("t", "d", [1]))
     sink.add_failed(RejectedRecord("S", "failed", task_id="t", kind="task"), Task("t", "d", [2]))
-    assert _entries(tmp_path) == ["S/t.2.failed.jsonl", "S/t.2.failed.task.pkl", "S/t.2.jsonl",
-                                  "S/t.failed.jsonl", "S/t.failed.task.pkl", "S/t.jsonl"]
+    assert _entries(tmp_path) == ["S/t.2.failed.jsonl", "S/t.2.failed.task.json", "S/t.2.jsonl",
+                                  "S/t.failed.jsonl", "S/t.failed.task.json", "S/t.jsonl"]
     lines = sum(len(f.read_text().splitlines()) for f in tmp_path.rglob("*.jsonl"))
     assert lines == sink.total == 5

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import pytest
-from curator import Pipeline, PipelineValidationError, ProcessingStage, Resources, Task
+from curator import EmptyTask, Pipeline, PipelineValidationError, ProcessingStage, Resources, Task
 
 
 class Stage(ProcessingStage):
@@ -66,11 +66,11 @@ def test_describe_lists_stages_resources_and_columns():
     p = Pipeline("demo", "does things", stages=[
         Stage("R", writes=["text"]),
         Stage("G", reads=["text"]).with_(resources=Resources(cpus=0.5, gpus=1), batch_size=8)])
-    text = p.describe()
-    assert "Pipeline 'demo': does things" in text
-    assert "2 stages" in text
-    assert "1. G [Stage] (cpus=0.5, gpus=1, batch_size=8, thread)" in text
-    assert "reads ['text']" in text
+    text = p.describe()  # NeMo Curator's layout
+    assert "Pipeline: demo\nDescription: does things\nStages: 2" in text
+    assert "Stage 2: G [Stage]\n  Resources: 0.5 CPUs, 1 GPUs\n  Batch size: 8" in text
+    assert "  Inputs:\n    Required attributes: data\n    Required columns: text" in text
+    assert "  Outputs:\n    Output attributes: data\n    Output columns: text" in text
 
 
 def test_run_returns_output_tasks_and_rejects_bad_executor_options():
@@ -83,3 +83,131 @@ def test_run_returns_output_tasks_and_rejects_bad_executor_options():
     from curator import LocalExecutor
     with pytest.raises(TypeError, match="only accepted with an executor name"):
         p.run(LocalExecutor(), summary=False, num_workers=1)
+
+
+# ---- NeMo Curator's pipeline behaviour --------------------------------------------------------
+
+class FailOn(ProcessingStage):
+    """Raises on the task with id ``victim``; counts what it passes on."""
+
+    name = "FailOn"
+
+    def __init__(self, victim: str) -> None:
+        self.victim = victim
+
+    def process(self, task):
+        if task.task_id == self.victim:
+            raise RuntimeError(f"cannot handle {task.task_id}")
+        return task
+
+
+class Writer(ProcessingStage):
+    """Writes each task's data to ``{out}/{task_id}.json`` (the work done by the others)."""
+
+    name = "Writer"
+
+    def __init__(self, out) -> None:
+        self.out = out
+
+    def process(self, task):
+        (self.out / f"{task.task_id}.json").write_text(str(task.data))
+        return task
+
+
+def test_run_raises_after_finishing_the_other_work_and_writing_the_report(tmp_path):
+    from curator import PipelineFailedError
+    from curator.errors import PipelineFailedError as from_errors
+
+    assert PipelineFailedError is from_errors
+    out = tmp_path / "out"
+    out.mkdir()
+    report, rejected = tmp_path / "run.json", tmp_path / "rejected"
+    tasks = [Task(f"t{i}", "d", [i]) for i in range(4)]
+    with pytest.raises(PipelineFailedError, match=r"(?s)1 task\(s\) failed.*FailOn/t2") as err:
+        Pipeline("p", stages=[FailOn("t2"), Writer(out)]).run(
+            initial_tasks=tasks, rejected_dir=str(rejected), report=str(report), summary=False)
+    assert sorted(p.name for p in out.iterdir()) == ["t0.json", "t1.json", "t3.json"]
+    result = err.value.result
+    assert result.ok is False and sorted(t.task_id for t in result) == ["t0", "t1", "t3"]
+    assert [(f.stage, f.task_id) for f in err.value.failed] == [("FailOn", "t2")]
+    assert report.is_file() and '"ok": false' in report.read_text()
+    assert any(p.name.startswith("t2.failed") for p in (rejected / "FailOn").iterdir())
+    kept = Pipeline("p", stages=[FailOn("t2")]).run(  # opting out returns the result
+        initial_tasks=[Task("t2", "d", [2])], summary=False, raise_on_failure=False)
+    assert kept.ok is False and kept.failed[0].task.data == [2]  # kept whole
+
+
+class Rebuild(ProcessingStage):
+    """NeMo style: builds new tasks without ids (``times`` of them per input)."""
+
+    name = "Rebuild"
+
+    def __init__(self, times: int = 1) -> None:
+        self.times = times
+
+    def process(self, task):
+        made = [Task(dataset_name=task.dataset_name, data=task.data) for _ in range(self.times)]
+        return made if self.times > 1 else made[0]
+
+
+def test_tasks_built_without_ids_are_named_deterministically():
+    pipe = Pipeline("p", stages=[Rebuild(), Rebuild(times=2)])
+    out = pipe.run(initial_tasks=[Task(dataset_name="d", data=[i]) for i in range(2)],
+                   summary=False)
+    assert sorted(t.task_id for t in out) == ["0_0_0", "0_0_1", "0_1_0", "0_1_1"]
+    named = pipe.run(initial_tasks=[Task("a", "d", [1])], summary=False)
+    assert sorted(t.task_id for t in named) == ["a_0", "a_1"]  # given ids are kept
+    from curator.pipeline import assign_root_task_ids
+
+    mixed = [EmptyTask(), Task(dataset_name="d", data=[1])]
+    assign_root_task_ids(mixed)
+    assert [t.task_id for t in mixed] == ["0", "0_1"]
+
+
+def test_build_marks_source_and_sink_stages():
+    a, b, c = Stage("a"), Stage("b"), Stage("c")
+    Pipeline("p", stages=[a, b, c]).build()
+    assert [(s.is_source_stage, s.is_sink_stage) for s in (a, b, c)] == [
+        (True, False), (False, False), (False, True)]
+    x, y = Stage("x"), Stage("y")
+    x.is_source_stage = y.is_source_stage = True
+    with pytest.raises(PipelineValidationError, match="multiple source stages marked"):
+        Pipeline("p", stages=[x, y]).build()
+    assert issubclass(PipelineValidationError, ValueError)  # NeMo raises ValueError
+
+
+def test_nemo_config_and_checkpoint_path(tmp_path):
+    p = Pipeline("p", stages=[Stage("S")], config={"anything": 1})
+    assert p.config == {"anything": 1}
+    tasks = [Task("a", "d", [1])]
+    p.run(initial_tasks=tasks, checkpoint_path=str(tmp_path / "ckpt"), summary=False)
+    again = p.run(initial_tasks=tasks, checkpoint_path=str(tmp_path / "ckpt"), summary=False)
+    assert again.stats.stages[0].skipped == 1  # the checkpoint was used
+    with pytest.raises(TypeError, match="checkpoint_path"):
+        p.run(initial_tasks=tasks, checkpoint_path="x", checkpoint_dir="y", summary=False)
+
+
+def test_describe_renders_dict_input_specs_per_task_type():
+    class PerType(Stage):
+        def inputs(self):
+            return {Task: (["data"], ["values"])}
+
+    text = Pipeline("p", stages=[Stage("R", writes=["values"]), PerType("T")]).describe()
+    assert "  Inputs:\n    Task:\n      Required attributes: data\n" \
+           "      Required columns: values" in text
+
+
+def test_stage_custom_metrics_reach_the_task_stage_perf():
+    class Timed(ProcessingStage):
+        name = "Timed"
+
+        def process(self, task):
+            with self._time_metric("step_s"):
+                self._log_metric("rows", len(task.data))
+            return task
+
+    out = Pipeline("p", stages=[Timed()]).run(initial_tasks=[Task("a", "d", [1, 2])],
+                                              summary=False)
+    perf = out[0].stage_perf[-1]
+    assert perf.stage_name == "Timed" and perf.num_items_processed == 2
+    assert perf.custom_metrics["rows"] == 2.0 and perf.custom_metrics["step_s"] >= 0

@@ -56,19 +56,41 @@ def test_empty_task():
 
 # ---- NeMo Curator's construction forms ------------------------------------------------------
 
-def test_task_without_task_id_gets_a_deterministic_content_id():
+def test_task_without_task_id_is_unnamed_until_the_executor_names_it():
     a = Task(dataset_name="ds", data=[1, 2])
-    b = Task(dataset_name="ds", data=[1, 2])
-    assert a.task_id and a.task_id == b.task_id  # same content, same id, on every run
-    assert Task(dataset_name="ds", data=[1, 3]).task_id != a.task_id
-    assert Task(dataset_name="other", data=[1, 2]).task_id != a.task_id
+    assert a.task_id == ""  # NeMo Curator: the framework assigns ids
+    a._set_task_id("", 3)
+    assert a.task_id == "3"
+    a._set_task_id("0", 7)  # always overwrites: parent id, "_", own segment
+    assert a.task_id == "0_7" and a.get_source_id() == "7"
+    a._set_task_id("root", "abc")
+    assert a.task_id == "root_abc"
+    assert EmptyTask().task_id == "0" == EMPTY_TASK.task_id  # NeMo's implicit root
+
+
+def test_stage_perf_has_nemo_stage_perf_stats_names():
+    a = StagePerf("s", 0.5, 4, 3)
+    assert (a.stage_name, a.process_time, a.num_items_processed) == ("s", 0.5, 4)
+    b = StagePerf(stage_name="s", process_time=0.25, num_items_processed=2,
+                  custom_metrics={"tokenize_s": 1.0})
+    total = sum([a, b])
+    assert (total.process_time, total.num_items_processed) == (0.75, 6)
+    assert total.custom_metrics == {"tokenize_s": 1.0}
+    assert b.to_dict() == {"stage_name": "s", "process_time": 0.25, "actor_idle_time": 0.0,
+                           "input_data_size_mb": 0.0, "num_items_processed": 2,
+                           "custom_metrics": {"tokenize_s": 1.0}}
+    assert ("custom.tokenize_s", 1.0) in b.items()
+    b.reset()
+    assert (b.process_time, b.num_items_processed, b.custom_metrics) == (0.0, 0, {})
 
 
 def test_nemo_positional_order_and_underscore_keywords():
     perf = [StagePerf("s", 0.1, 1, 1)]
     t = Task("ds", [1], _stage_perf=perf)  # NeMo's positional order: dataset_name, data
     assert (t.dataset_name, t.data, t.stage_perf) == ("ds", [1], perf)
-    assert t.task_id == Task(dataset_name="ds", data=[1]).task_id
+    assert t.task_id == ""
+    nemo = Task("ds", [1], perf, {"m": 1})  # NeMo's order: (…, _stage_perf, _metadata)
+    assert (nemo.stage_perf, nemo.metadata, nemo.task_id) == (perf, {"m": 1}, "")
 
     @dataclass
     class ListTask(Task[list]):
@@ -102,7 +124,7 @@ def test_get_deterministic_id_and_hash():
     assert g1.get_deterministic_id() == g2.get_deterministic_id() == get_deterministic_hash(
         ["a.jsonl", "b.jsonl"])
     assert len(g1.get_deterministic_id()) == 12
-    assert g1.task_id == g1.get_deterministic_id()  # used as the id when none is given
+    assert g1.task_id == ""  # a source's output without an id is named by the executor
     assert get_deterministic_hash(["x"], seed="s") != get_deterministic_hash(["x"])
 
 

@@ -49,7 +49,7 @@ def test_removal_writes_input_without_duplicates_jsonl(tmp_path) -> None:
                                         perform_removal=True).run()
     assert result.num_removed == 5 and result.rejected == {"ExactHash": 1, "RemoveDuplicates": 1}
     kept = []
-    for f in sorted((tmp_path / "out" / "deduplicated").iterdir()):
+    for f in sorted((tmp_path / "out" / "deduplicated").glob("[!.]*")):  # not the manifest
         kept += [json.loads(line)["id"] for line in f.read_text().splitlines()]
     assert kept == [i for i in ids if i not in _exact_expected(texts, ids)]
 
@@ -143,7 +143,7 @@ def test_removal_workers_load_only_their_own_files_duplicates(tmp_path, monkeypa
         k = int(name[1:])
         assert got == {i for i in expected if ids.index(i) in range(bounds[k], bounds[k + 1])}
     assert set().union(*per_file.values()) == expected and result.num_removed == len(expected)
-    kept = [i for f in sorted((tmp_path / "out" / "deduplicated").iterdir())
+    kept = [i for f in sorted((tmp_path / "out" / "deduplicated").glob("[!.]*"))
             for i in pq.read_table(f).column("id").to_pylist()]
     assert kept == [i for i in ids if i not in expected]
 

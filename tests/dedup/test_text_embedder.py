@@ -38,7 +38,7 @@ def test_embeds_documents_normalised_and_deterministic(tiny_bert, monkeypatch) -
                           data=pa.table({"id": [1, 2, 3, 4], "text": texts}))
     stage = EmbeddingCreatorStage(model_dir=tiny_bert, model_inference_batch_size=2)
     out = Pipeline("embed", stages=[stage]).run(initial_tasks=[batch])
-    emb = np.array(out[0].data.column("embeddings").to_pylist())
+    emb = np.array(out[0].to_pyarrow().column("embeddings").to_pylist())
     assert emb.shape == (4, 16)
     assert np.allclose(np.linalg.norm(emb, axis=1), 1.0, atol=1e-5)
     assert np.allclose(emb[0], emb[1], atol=1e-5) and not np.allclose(emb[0], emb[2], atol=1e-3)

@@ -69,6 +69,7 @@ def test_failed_writes_exit_nonzero_and_replay_finishes_them(spec, tmp_path, fau
     run = _curator("run", str(spec), env={**env, **fault})
     # before: "0 output tasks, 1 rejected", exit 0
     assert run.returncode == 1, run.stderr[-3000:]
+    assert "Traceback" not in run.stderr  # the summary and exit status, not a raised error
     assert "0 output tasks, 1 rejected records, 3 failed tasks" in run.stderr
     assert f"curator replay {tmp_path / 'rejected'}" in run.stderr
     assert _written(tmp_path / "out") == []
@@ -80,6 +81,7 @@ def test_failed_writes_exit_nonzero_and_replay_finishes_them(spec, tmp_path, fau
         still = _curator("replay", str(tmp_path / "rejected"), "--spec", str(spec),
                          env={**env, **fault})
         assert still.returncode == 1 and "3 failed tasks" in still.stderr
+        assert "Traceback" not in still.stderr
 
     fixed = _curator("replay", str(tmp_path / "rejected"), "--spec", str(spec), env=env)
     assert fixed.returncode == 0, fixed.stderr[-3000:]

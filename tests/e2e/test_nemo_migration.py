@@ -45,11 +45,12 @@ def build(input_dir, output_dir):
 
 
 def migrate_imports(source: str) -> str:
-    """The one change docs/migrating-from-nemo-curator.md asks for: text names come from
-    ``curator_text``, everything else from ``curator``."""
-    source = re.sub(r"^from nemo_curator\.(stages\.text|tasks)\S* import", "from curator_text import",
-                    source, flags=re.M)
-    return re.sub(r"^from nemo_curator\S* import", "from curator import", source, flags=re.M)
+    """The one change docs/migrating-from-nemo-curator.md asks for: ``curator migrate``."""
+    from curator.migrate import migrate_source
+
+    result = migrate_source(source)
+    assert not result.unmapped, result.unmapped
+    return result.text
 
 
 DOCS = [
@@ -99,7 +100,7 @@ def test_nemo_text_pipeline_runs_with_only_imports_changed(tmp_path: Path) -> No
     assert "nemo_curator" not in migrated
     assert migrated.count("\n") == NEMO_SCRIPT.count("\n")  # only import lines changed
     namespace: dict = {}
-    exec(compile(migrated, "nemo_user_script.py", "exec"), namespace)  # noqa: S102
+    exec(compile(migrated, "nemo_user_script.py", "exec"), namespace)
     pipeline = namespace["build"](str(in_dir), str(tmp_path / "out"))
     pipeline.run()
 
@@ -172,7 +173,7 @@ def test_nemo_multilingual_pipeline_counts_chinese_words_as_nemo(tmp_path: Path)
             f.write(json.dumps({"text": t}, ensure_ascii=False) + "\n")
 
     namespace: dict = {}
-    exec(compile(migrate_imports(NEMO_LANG_SCRIPT), "nemo_zh.py", "exec"), namespace)  # noqa: S102
+    exec(compile(migrate_imports(NEMO_LANG_SCRIPT), "nemo_zh.py", "exec"), namespace)
     namespace["build"](str(in_dir), str(tmp_path / "out"), model_path).run()
 
     rows = [json.loads(line) for p in sorted((tmp_path / "out").glob("*.jsonl"))

@@ -276,7 +276,7 @@ def run_session(page: str, name: str, ns: dict[str, Any], tmp: Path) -> dict[str
         code = map_imports(BY_NAME[(page, dep)].code).replace('"/data/', f'"{tmp}/data/')
         for old, new in FILL_INS.get(page, []):
             code = code.replace(old, new)
-        exec(compile(code, f"<{page}:{dep}>", "exec"), ns)  # noqa: S102 - the docs' code
+        exec(compile(code, f"<{page}:{dep}>", "exec"), ns)
     return ns
 
 
@@ -379,7 +379,7 @@ def test_guide_text_pipeline(name: str, tmp_path: Path, ray_address: str, http_d
     monkeypatch.setitem(ts.TINYSTORIES_URLS, "valid", f"{base}/TinyStories-valid.txt")
     ns: dict[str, Any] = {"args": argparse.Namespace(split="valid"),
                           "raw_dir": str(tmp_path / "raw"), "curated_dir": str(tmp_path / "out")}
-    exec(map_imports(TEXT_IMPORTS), ns)  # noqa: S102 - the imports the guide leaves to the user
+    exec(map_imports(TEXT_IMPORTS), ns)
     if name == "local":
         run_session(GUIDE, "text_stages", ns, tmp_path)
         assert ns["Pipeline"](name="tinystories", stages=ns["stages"]).run().ok
@@ -419,7 +419,7 @@ from nemo_curator.stages.deduplication.semantic import SemanticDeduplicationStag
 def test_guide_image_stages(block: Block, tmp_path: Path) -> None:
     ns: dict[str, Any] = {"args": _image_args(tmp_path)}
     try:
-        exec(map_imports(IMAGE_IMPORTS), ns)  # noqa: S102
+        exec(map_imports(IMAGE_IMPORTS), ns)
     except ImportError:
         pass  # a missing name fails below, in the block that uses it
     run_session(GUIDE, block.name, ns, tmp_path)
@@ -445,10 +445,10 @@ def test_guide_image_pipeline(tmp_path: Path, ray_address: str) -> None:
     # 2 shards of 4 images; the last image of each shard repeats its first: 6 of 8 are kept
     make_webdataset_shards(str(tmp_path / "shards"), n_shards=2, per_shard=4, duplicates=1)
     ns: dict[str, Any] = {"args": args}
-    exec(map_imports(IMAGE_IMPORTS), ns)  # noqa: S102
+    exec(map_imports(IMAGE_IMPORTS), ns)
     with pytest.raises(SourceStageError, match=r"no shards to read.*FilePartitioningStage"):
         run_session(GUIDE, "image_run", ns, tmp_path)
-    exec(map_imports("from nemo_curator.stages.file_partitioning import "  # noqa: S102
+    exec(map_imports("from nemo_curator.stages.file_partitioning import "
                      "FilePartitioningStage\n"), ns)
     pipeline = ns["pipeline"]
     pipeline.stages.insert(0, ns["FilePartitioningStage"](  # NeMo's tutorial's stage 0
@@ -494,7 +494,7 @@ pipeline = Pipeline(name="example_pipeline", description="Curator pipeline")
 pipeline.add_stage(JsonlReader(src))
 '''
     ns: dict[str, Any] = {"JsonlReader": JsonlReader, "src": str(src)}
-    exec(map_imports(pre), ns)  # noqa: S102 - the page's "basic usage" with a real stage
+    exec(map_imports(pre), ns)
     run_session(BACKENDS, "ray_data", ns, tmp_path)
     results = list(ns["results"])
     assert sum(t.num_items for t in results if isinstance(t, DocumentBatch)) == 3

@@ -25,11 +25,11 @@ def test_one_hook_registers_every_public_stage_with_its_class_kind():
         "WebDatasetShardPartitionStage": "reader", "ImageWriterStage": "writer",
         "ImageAestheticFilterStage": "filter", "ImageNSFWFilterStage": "filter",
         "ImageEmbeddingStage": "embedder", "ImageDuplicateRemovalStage": "deduplicator",
-        "ImageSemanticDeduplicationWorkflow": "deduplicator"}
+        "ImageSemanticDeduplicationWorkflow": "deduplicator", "ImageBatch": "task"}
 
 
 def test_registered_through_entry_point():
-    from curator.plugins.manager import get_registry  # noqa: PLC0415
+    from curator.plugins.manager import get_registry
 
     registry = get_registry()
     for name in ("ImageReaderStage", "ImageEmbeddingStage", "ImageAestheticFilterStage",

@@ -1,63 +1,100 @@
-"""DocumentBatch: NeMo Curator's construction and the pandas-shaped uses of its docs."""
+"""DocumentBatch: NeMo Curator's data semantics (a DataFrame stays one, Arrow batches show user
+code a pandas view) and the pandas-shaped user code of its docs, end to end."""
 
 from __future__ import annotations
+
+import json
+import pickle
 
 import pandas as pd
 import pyarrow as pa
 import pytest
-from curator import LocalExecutor, Pipeline, processing_stage
+from curator import LocalExecutor, Pipeline, ProcessingStage, processing_stage
 from curator.tasks import StagePerf
-from curator_text import DocumentBatch
+from curator_text import DocumentBatch, JsonlReader, JsonlWriter, ScoreFilter, WordCountFilter
 
 
-def test_nemo_constructor_without_task_id() -> None:
+def test_a_dataframe_the_user_gives_stays_that_dataframe() -> None:
     df = pd.DataFrame({"text": ["a", "b"], "n": [1, 2]})
     perf = [StagePerf("s", 0.1, 2, 2)]
     batch = DocumentBatch(data=df, dataset_name="web", _metadata={"k": "v"}, _stage_perf=perf)
-    assert isinstance(batch.data, pa.Table)  # Arrow storage
-    assert batch.to_pandas().equals(df)
+    assert batch.data is df and batch.to_pandas() is df and batch.is_pandas
+    assert batch.to_pyarrow().to_pylist() == [{"text": "a", "n": 1}, {"text": "b", "n": 2}]
     assert (batch.dataset_name, batch.metadata, batch.stage_perf) == ("web", {"k": "v"}, perf)
+    assert batch.task_id == ""  # NeMo: the executor names it
     assert batch.num_items == len(batch.data) == 2
     assert batch.get_columns() == ["text", "n"]
-    # the id is derived from the content: the same batch gets the same id on every run
-    assert batch.task_id == DocumentBatch(data=df.copy(), dataset_name="web").task_id
-    assert batch.task_id != DocumentBatch(data=df.head(1), dataset_name="web").task_id
 
 
-def test_pandas_shaped_reads_and_writes() -> None:
-    batch = DocumentBatch(dataset_name="d", data=pd.DataFrame({"text": ["a b", "c"]}))
-    assert batch.to_pandas()["text"].to_list() == ["a b", "c"]
-    assert batch.data["text"].to_pylist() == ["a b", "c"]
-    df = batch.to_pandas()
-    df["words"] = df["text"].str.split().str.len()
-    batch.data = df  # NeMo style: assign a DataFrame back; stored as Arrow
-    assert isinstance(batch.data, pa.Table)
-    assert batch.data["words"].to_pylist() == [2, 1]
+def test_an_arrow_batch_shows_user_code_a_cached_pandas_view_that_edits_count() -> None:
+    table = pa.table({"text": ["a b", "c"]})
+    batch = DocumentBatch(task_id="t", dataset_name="d", data=table)
+    assert not batch.is_pandas and batch.to_pyarrow() is table  # nothing built yet
+    view = batch.data
+    assert isinstance(view, pd.DataFrame) and batch.data is view  # built once, cached
+    view["words"] = view["text"].str.split().str.len()  # an in-place edit counts
+    assert batch.to_pyarrow()["words"].to_pylist() == [2, 1]
+    assert batch.get_columns() == ["text", "words"] and batch.to_pandas() is view
+    batch.data = view[view["words"] > 1].reset_index(drop=True)  # assigning a frame keeps it
+    assert batch.num_items == 1 and batch.to_pyarrow().column_names == ["text", "words"]
+    batch.data = pa.table({"x": [1]})  # and an Arrow table is Arrow again
+    assert not batch.is_pandas and batch.num_items == 1
     with pytest.raises(TypeError, match="DocumentBatch"):
         batch.data = 42
 
 
-def test_nemo_pandas_code_on_data_fails_with_what_to_call_instead() -> None:
-    @processing_stage(name="nemo_style")
-    def nemo_style(task: DocumentBatch) -> DocumentBatch:
-        task.data["n"] = 1  # valid only on a pandas DataFrame
-        return task
-
-    batch = DocumentBatch(dataset_name="d", data={"text": ["abc"]})
-    with pytest.raises(TypeError, match=r"to_pandas\(\)") as err:
-        nemo_style.process_batch([batch])
-    assert "migrating-from-nemo-curator" in str(err.value)
-
-    @processing_stage(name="nemo_read")
-    def nemo_read(task: DocumentBatch) -> DocumentBatch:
-        task.data["text"].to_list()
-        return task
-
-    with pytest.raises(AttributeError, match=r"to_pylist\(\)"):
-        nemo_read.process_batch([batch])
+def test_list_and_dict_data_are_stored_as_arrow_and_batches_pickle() -> None:
+    assert DocumentBatch("t", "d", [{"a": 1}]).to_pyarrow().to_pylist() == [{"a": 1}]
+    assert DocumentBatch("t", "d", {"a": [1, 2]}).num_items == 2
+    held = DocumentBatch("t", "d", pd.DataFrame({"a": [1]}))
+    back = pickle.loads(pickle.dumps(held))
+    assert back.is_pandas and back.to_pandas().equals(held.to_pandas())
 
 
-def test_processing_stage_keeps_metadata_of_a_rebuilt_batch(tmp_path) -> None:
+def test_builtin_stages_stay_on_arrow() -> None:
+    batch = DocumentBatch("t", "d", pa.table({"text": ["one two three", "one"]}))
+    out = ScoreFilter(WordCountFilter(min_words=2), text_field="text").process(batch)
+    assert not batch.is_pandas and not out.is_pandas  # no pandas view was built
+    assert out.to_pyarrow()["text"].to_pylist() == ["one two three"]
+
+
+class LengthStage(ProcessingStage[DocumentBatch, DocumentBatch]):
+    """NeMo Curator's documented custom stage: pandas on ``task.data``, a new batch out."""
+
+    name = "LengthStage"
+
+    def process(self, task: DocumentBatch) -> DocumentBatch:
+        df = task.data
+        df["length"] = df["text"].str.len()
+        df = df[df["length"] > 3].reset_index(drop=True)
+        return DocumentBatch(data=df, dataset_name=task.dataset_name,
+                             _metadata=task._metadata, _stage_perf=task._stage_perf)
+
+
+@processing_stage(name="upper")
+def upper(task: DocumentBatch) -> DocumentBatch:
+    task.data["text"] = task.data["text"].apply(lambda s: s.upper())
+    return task
+
+
+def test_pandas_shaped_user_stages_keep_the_right_rows_end_to_end(tmp_path) -> None:
+    src = tmp_path / "in"
+    src.mkdir()
+    for i, texts in enumerate((["ab", "hello", "x y z"], ["four", "no"])):
+        (src / f"part{i}.jsonl").write_text("".join(json.dumps({"text": t}) + "\n"
+                                                    for t in texts))
+    out = tmp_path / "out"
+    result = Pipeline("p", stages=[JsonlReader(str(src)), LengthStage(), upper,
+                                   ScoreFilter(WordCountFilter(min_words=1), text_field="text"),
+                                   JsonlWriter(str(out))]).run(LocalExecutor(), summary=False)
+    assert result.ok
+    rows = sorted((json.loads(line)["text"], json.loads(line)["length"])
+                  for f in out.glob("*.jsonl") for line in f.read_text().splitlines())
+    assert rows == [("FOUR", 4), ("HELLO", 5), ("X Y Z", 5)]
+    assert len(list(out.glob("*.jsonl"))) == 2  # one file per source partition, ids kept
+
+
+def test_processing_stage_keeps_metadata_of_a_rebuilt_batch() -> None:
     @processing_stage(name="rebuild")
     def rebuild(task: DocumentBatch) -> DocumentBatch:
         df = task.to_pandas()
@@ -68,6 +105,6 @@ def test_processing_stage_keeps_metadata_of_a_rebuilt_batch(tmp_path) -> None:
                         metadata={"source_files": ["in.jsonl"]})
     out = Pipeline(name="p", stages=[rebuild]).run(
         LocalExecutor(), initial_tasks=[src], summary=False)
-    tasks = out.tasks if hasattr(out, "tasks") else out
-    assert [t.data["n"].to_pylist() for t in tasks] == [[2]]
-    assert tasks[0].metadata["source_files"] == ["in.jsonl"]
+    assert [t.to_pyarrow()["n"].to_pylist() for t in out] == [[2]]
+    assert out[0].metadata["source_files"] == ["in.jsonl"]
+    assert out[0].task_id == "t0"  # the executor named the new batch after its input

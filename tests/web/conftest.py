@@ -130,7 +130,7 @@ class _Handler(SimpleHTTPRequestHandler):
     def log_message(self, *args) -> None:  # quiet
         pass
 
-    def do_GET(self) -> None:  # noqa: N802
+    def do_GET(self) -> None:
         srv = self.server
         srv.log.append((self.path, self.headers.get("Range")))
         path = os.path.join(srv.root, self.path.lstrip("/").split("?")[0])

@@ -65,8 +65,8 @@ def test_non_html_and_non_response_records_are_skipped_and_counted(warc_files) -
     from curator import FileGroupTask
 
     out = stage.process(FileGroupTask(task_id="t", dataset_name="cc", data=[warc_files["good"]]))
-    assert out.data.num_rows == 4
-    assert set(out.data.column_names) >= {"url", "warc_id", "source_id", "language", "text",
+    assert out.to_pyarrow().num_rows == 4
+    assert set(out.to_pyarrow().column_names) >= {"url", "warc_id", "source_id", "language", "text",
                                           "file_name"}
     assert out.metadata["skipped_records"] == {
         "warcinfo record": 1, "request record": 1, "metadata record": 1, "revisit record": 1,
@@ -81,7 +81,7 @@ def test_truncated_member_and_malformed_record_are_rejected_and_the_rest_is_read
     stage = DocumentIterateExtractStage(iterator=CommonCrawlWarcIterator(),
                                         extractor=CommonCrawlHTMLExtractor("resiliparse"))
     out = stage.process(FileGroupTask(task_id="t", dataset_name="cc", data=[warc_files["bad"]]))
-    assert out.data.column("url").to_pylist() == ["http://en.example.com/first",
+    assert out.to_pyarrow().column("url").to_pylist() == ["http://en.example.com/first",
                                                   "http://en.example.com/last"]
     rejected = stage.drain_rejected()
     assert [r.record["offset"] for r in rejected] == list(warc_files["offsets"])
@@ -122,8 +122,8 @@ def test_local_warc_paths_are_read_in_place(warc_files, tmp_path) -> None:
     stage = CommonCrawlDownloadExtractStage(warc_paths=f"file://{warc_files['dir']}",
                                             html_extraction="resiliparse")
     result = Pipeline("cc-local", stages=[stage]).run()
-    assert sum(t.data.num_rows for t in result) == 6
-    assert sorted({t.data.column("source_id")[0].as_py() for t in result}) == sorted(
+    assert sum(t.to_pyarrow().num_rows for t in result) == 6
+    assert sorted({t.to_pyarrow().column("source_id")[0].as_py() for t in result}) == sorted(
         os.path.basename(warc_files[k]) for k in ("bad", "good"))
 
 
@@ -173,8 +173,8 @@ def test_record_limit_caps_documents_per_file(warc_files) -> None:
                                         record_limit=2, add_filename_column="warc_file")
     out = stage.process(FileGroupTask(task_id="t", dataset_name="cc",
                                       data=[warc_files["good"], warc_files["bad"]]))
-    assert out.data.num_rows == 4
-    assert set(out.data.column("warc_file").to_pylist()) == {
+    assert out.to_pyarrow().num_rows == 4
+    assert set(out.to_pyarrow().column("warc_file").to_pylist()) == {
         os.path.basename(warc_files["good"]), os.path.basename(warc_files["bad"])}
 
 
@@ -191,5 +191,5 @@ def test_uncompressed_warc_is_streamed_with_offsets(warc_files, tmp_path) -> Non
     offsets = [r["offset"] for r in recs]
     assert offsets == sorted(offsets) and offsets[0] > 0
     assert plain.read_bytes()[offsets[0]:].startswith(b"WARC/1")
-    _rejected, skipped = it._drain()
+    _rejected, skipped, _at = it._drain()
     assert sum(skipped.values()) == 5 and not _rejected

@@ -62,7 +62,7 @@ def test_wikipedia_dump_over_http(http_server, tmp_path) -> None:
                                           wikidumps_index_prefix=base)
     result = Pipeline("wiki", stages=[stage]).run()
     (batch,) = result
-    rows = batch.data.to_pylist()
+    rows = batch.to_pyarrow().to_pylist()
     assert [r["title"] for r in rows] == ["Harbourtown"]
     text = rows[0]["text"]
     assert "Harbourtown is a small port town on the northern coast." in text
@@ -82,7 +82,7 @@ def test_wikipedia_malformed_xml_is_rejected_and_earlier_pages_kept(tmp_path) ->
     stage = DocumentIterateExtractStage(iterator=WikipediaIterator(),
                                         extractor=WikipediaExtractor())
     out = stage.process(FileGroupTask(task_id="w", dataset_name="w", data=[str(path)]))
-    assert out.data.column("title").to_pylist() == ["Harbourtown"]
+    assert out.to_pyarrow().column("title").to_pylist() == ["Harbourtown"]
     (rej,) = stage.drain_rejected()
     assert "malformed XML" in rej.reason
     assert rej.record["line"] == xml[: xml.index("</pag>")].count("\n") + 1
@@ -133,7 +133,7 @@ def test_arxiv_tarball_to_text(tmp_path) -> None:
     stage = ArxivDownloadExtractStage(tar_paths=str(src))
     result = Pipeline("arxiv", stages=[stage]).run()
     (batch,) = result
-    rows = {r["id"]: r["text"] for r in batch.data.to_pylist()}
+    rows = {r["id"]: r["text"] for r in batch.to_pyarrow().to_pylist()}
     assert set(rows) == {"2401.00001", "2401.00002"}
     assert "We present HarbourNet, trained on the Harbour corpus." in rows["2401.00001"]
     for gone in ("Preamble", "comment", "A reference", "documentclass", "\\model"):
@@ -154,7 +154,7 @@ def test_tinystories_download_with_resume_and_split(http_server, tmp_path) -> No
     raw = tmp_path / "raw"
     result = Pipeline("tinystories", stages=[TinyStoriesDownloadExtractStage(
         str(raw), split="valid", url=f"{base}/TinyStories-valid.txt")]).run()
-    rows = [r for t in result for r in t.data.to_pylist()]
+    rows = [r for t in result for r in t.to_pyarrow().to_pylist()]
     assert [r["text"] for r in rows] == stories
     assert len({r["id"] for r in rows}) == 500 and rows[0]["id"] == "TinyStories-valid-0"
     assert any(r and r.startswith("bytes=") for _, r in server.log)  # resumed

@@ -82,3 +82,21 @@ def test_fsspec_paths_read_decode_and_write(audio_dir):
     task = GetAudioDurationStage().process(task)
     out = ManifestWriterStage(path="memory://audio_t/out").process(task)
     assert json.loads(fs.cat(out.data[0]))["duration"] == 1.0
+
+
+def test_long_manifest_streams_batch_by_batch(tmp_path):
+    """A long manifest is handed on one batch at a time: the next lines are read only when the
+    executor asks for the next batch (a malformed last line is found only then), with the same
+    ids as a whole read."""
+    path = tmp_path / "long.jsonl"
+    lines = [json.dumps({"audio_filepath": f"/a/{i}.wav"}) for i in range(10)] + ["{bad"]
+    path.write_text("\n".join(lines) + "\n")
+    reader = ManifestReader(file_paths=str(path), records_per_task=3)
+    stream = reader.process_stream(EMPTY_TASK)
+    first = next(stream)
+    assert [len(b.data) for b in first] == [3] and not reader.drain_rejected()
+    rest = [b for chunk in stream for b in chunk]
+    assert [len(b.data) for b in rest] == [3, 3, 1]
+    assert [r.reason for r in reader.drain_rejected()] == ["malformed_manifest_line"]
+    whole = ManifestReader(file_paths=str(path), records_per_task=3).process(EMPTY_TASK)
+    assert [b.task_id for b in whole] == [b.task_id for b in [*first, *rest]]

@@ -23,5 +23,7 @@ def test_config_errors():
         PreserveByValueStage(input_value_key="wer", target_value=1, operator="approx")
     with pytest.raises(ValueError, match="input_value_key"):
         PreserveByValueStage(target_value=1)
+    # converted as a spec's value is ("1" -> 1.0); what cannot be converted is named
+    assert PreserveByValueStage(input_value_key="x", target_value="1").target_value == 1.0
     with pytest.raises(ValueError, match="target_value"):
-        PreserveByValueStage(input_value_key="x", target_value="1")
+        PreserveByValueStage(input_value_key="x", target_value="one")

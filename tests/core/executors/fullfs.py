@@ -65,7 +65,8 @@ class FaultyFileSystem(LocalFileSystem):
         return super()._strip_protocol(path)
 
     def _open(self, path: str, mode: str = "rb", *args: Any, **kwargs: Any) -> Any:
-        writes = any(m in mode for m in "wax") and ".curator-" not in Path(path).name
+        writes = any(m in mode for m in "wax") and not any(  # .curator-* files and folders
+            ".curator-" in part for part in Path(path).parts)
         if writes and os.environ.get("CURATOR_TEST_DISK_READONLY") == "1":
             raise OSError(errno.EROFS, os.strerror(errno.EROFS), path)
         fh = super()._open(path, mode, *args, **kwargs)

@@ -239,3 +239,23 @@ def test_gpu_memory_sized_from_the_cluster_and_ignore_head_node(cluster, tmp_pat
         assert {nodes[r["node"]] for r in rows} == {"node2"}  # the only node with GPUs
     rows = info["pool_no_head"]["rows"]
     assert len(rows) == 12 and {nodes[r["node"]] for r in rows} == {"node2"}
+
+
+def test_ray_data_ignore_head_node_keeps_work_on_the_other_nodes(cluster, tmp_path):
+    info = _driver(PIPELINE.replace("PARTS", "4") + """
+    import ray
+    from curator import RayDataExecutor
+    from curator.executors.ray_client import RayClient
+    res = {"config": run(RayDataExecutor(config={"ignore_head_node": True}), "out_cfg/"),
+           "kwarg": run(RayDataExecutor(ignore_head_node=True), "out_kw/")}
+    ray.init()
+    res["usable"] = RayDataExecutor(config={"ignore_head_node": True}).usable_resources({})
+    res["nodes"] = {n["NodeID"]: "node2" if "node2" in n["Resources"] else "head"
+                    for n in ray.nodes() if n["Alive"]}
+    print(json.dumps(res))
+    """, tmp_path, RAY_ADDRESS=cluster["address"])
+    for key in ("config", "kwarg"):
+        rows = info[key]["rows"]
+        assert info[key]["ok"] and len(rows) == 12
+        assert {info["nodes"][r["node"]] for r in rows} == {"node2"}, key
+    assert info["usable"]["CPU"] == 1.0 and info["usable"]["GPU"] == 2.0  # node2's only

@@ -306,7 +306,7 @@ def test_dashboard_port_taken():
 def test_nemo_ray_start_options_are_mapped_or_refused():
     from curator import RayClient
 
-    assert RayClient(ray_temp_dir="/tmp/curator_rt")._temp_dir() == "/tmp/curator_rt"  # noqa: S108
+    assert RayClient(ray_temp_dir="/tmp/curator_rt")._temp_dir() == "/tmp/curator_rt"
     with pytest.raises(TypeError, match=r"ray_port, ray_metrics_port .*`ray start`"):
         RayClient(ray_port=6380, ray_metrics_port=8080)
 

@@ -36,14 +36,17 @@ def test_stages_with_setup_are_detected():
     assert not Square().has_worker_state
 
 
-def test_unknown_config_key_is_refused():
+def test_unknown_config_key_is_a_warning_that_names_it():
     from curator.executors.ray_actor_pool import RayActorPoolExecutor
     from curator.executors.ray_data import RayDataExecutor
 
-    with pytest.raises(ValueError, match="num_wrokers"):
+    # as on NeMo Curator, ignored; the warning names the key and points at the caller
+    with pytest.warns(UserWarning, match=r"\['num_wrokers'\] are ignored") as caught:
         RayDataExecutor({"num_wrokers": 2})
-    with pytest.raises(ValueError, match="num_wrokers"):
+    assert caught[0].filename == __file__
+    with pytest.warns(UserWarning, match=r"\['num_wrokers'\] are ignored") as caught:
         RayActorPoolExecutor(num_wrokers=2)
+    assert caught[0].filename == __file__
 
 
 def _many_stages() -> list[ProcessingStage]:

@@ -122,8 +122,8 @@ def test_full_disk_then_kill_then_resume_writes_exactly_the_missing_partitions(k
     proc.wait(30)
     # the partitions whose writer failed are NOT done (before the fix all four were)
     assert sorted(os.listdir(done_dir)) == ["part000.json", "part002.json", "part004.json"]
-    kept = sorted(p.name for p in failed_dir.glob("*.failed.task.pkl"))
-    assert kept == [f"part00{i}_{h}.failed.task.pkl" for i in big for h in (0, 1)]
+    kept = sorted(p.name for p in failed_dir.glob("*.failed.task.json"))
+    assert kept == [f"part00{i}_{h}.failed.task.json" for i in big for h in (0, 1)]
 
     resumed = _finish(_job(kind, out, ckpt, 0, address, big=big, rejected=str(rejected)))
     assert resumed["ok"] and resumed["failed"] == []

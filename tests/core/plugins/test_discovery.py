@@ -92,7 +92,7 @@ def test_stages_lists_the_plugin_stages_with_provenance(plugin_venv):
     assert "DemoMinLengthFilter" in table and "DemoUpperCaseStage" not in table
     described = curator(plugin_venv, "describe", "DemoUpperCaseStage")
     assert described.returncode == 0, described.stderr
-    assert "Upper-case the ``text`` field" in described.stdout
+    assert "Upper-case the text field" in described.stdout  # CLI text shows no RST markup
     assert "curator-demo-plugin 0.3.1" in described.stdout
 
 

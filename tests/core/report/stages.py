@@ -109,3 +109,50 @@ class Cheap(ProcessingStage):
 
     def process(self, task: Task) -> Task:
         return task
+
+
+@dataclass
+class FileLines(ProcessingStage):
+    """Reads the files of a partition: one task of their line lengths."""
+
+    name: str = "FileLines"
+
+    def process(self, task: Task) -> Task:
+        lines = [len(line) for path in task.data for line in open(path)]
+        return Task(task_id=task.task_id, dataset_name=task.dataset_name, data=lines)
+
+
+@dataclass
+class ReadNumbers(ProcessingStage):
+    """Reads a partition's text files of one integer per line; a line that is not an integer is
+    rejected as ``"malformed line at PATH:LINE"`` (a reason that names its place)."""
+
+    name: str = "ReadNumbersFromTextFilesWithAVeryLongStageName"
+
+    def process(self, task: Task) -> Task:
+        numbers = []
+        for path in task.data:
+            for n, line in enumerate(open(path), 1):
+                try:
+                    numbers.append(int(line))
+                except ValueError:
+                    self.reject(task, f"malformed line at {path}:{n}", record={"line": line})
+        return Task(task_id=task.task_id, dataset_name=task.dataset_name, data=numbers)
+
+
+@dataclass
+class WriteNumbers(ProcessingStage):
+    """Writes each task's numbers to ``out_dir/<task id>.txt``; outputs one file per task."""
+
+    out_dir: str = ""
+    name: str = "WriteNumbers"
+
+    def process(self, task: Task) -> Task:
+        import os
+
+        from curator import FileGroupTask
+
+        path = os.path.join(self.out_dir, f"{task.task_id}.txt")
+        with open(path, "w") as fh:
+            fh.writelines(f"{x}\n" for x in task.data)
+        return FileGroupTask(task_id=task.task_id, dataset_name=task.dataset_name, data=[path])

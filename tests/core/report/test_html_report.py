@@ -44,8 +44,10 @@ def _chromium(path, tmp_path) -> tuple[str, str]:
 def reports(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("html")
     pipeline = Pipeline("html-test", stages=[Parts(n=4), DropByReason(), FailOn("part001")])
-    pipeline.run(max_retries=0, summary=False, progress=False, report=str(tmp / "run.json"))
-    pipeline.run(max_retries=0, summary=False, progress=False, report=str(tmp / "run.html"))
+    pipeline.run(max_retries=0, summary=False, progress=False, report=str(tmp / "run.json"),
+                 raise_on_failure=False)
+    pipeline.run(max_retries=0, summary=False, progress=False, report=str(tmp / "run.html"),
+                 raise_on_failure=False)
     return tmp
 
 
@@ -115,3 +117,104 @@ def test_analyze_writes_histograms_with_thresholds(tmp_path):
         out.write_text(page)
         dom, log = _chromium(out, tmp_path)
         assert dom.count('class="threshold"') == 2 and "CONSOLE" not in log
+
+
+# ---- what the plots say (issue 36) -----------------------------------------------------------
+from curator.executors.stats import RunStats, reason_cause  # noqa: E402
+from curator.stages.file_partitioning import FilePartitioningStage  # noqa: E402
+
+from tests.core.report.stages import ReadNumbers, WriteNumbers  # noqa: E402
+
+# Measures every text of every plot after layout, in the browser: the page itself has no script
+# (it must open offline and inert); the test adds this one to a copy of it.
+_MEASURE = """<script>
+window.addEventListener('load', () => {
+  const out = [];
+  document.querySelectorAll('svg.plot').forEach((svg, i) => {
+    const w = svg.width.baseVal.value, h = svg.height.baseVal.value;
+    svg.querySelectorAll('text').forEach(t => {
+      const b = t.getBBox(), m = t.getCTM();
+      const x = b.x * m.a + b.y * m.c + m.e, y = b.x * m.b + b.y * m.d + m.f;
+      const bw = Math.abs(b.width * m.a + b.height * m.c);
+      const bh = Math.abs(b.width * m.b + b.height * m.d);
+      if (x < -0.5 || y < -0.5 || x + bw > w + 0.5 || y + bh > h + 0.5)
+        out.push({plot: i, text: t.textContent, x, y, bw, bh, w, h});
+    });
+  });
+  const pre = document.createElement('pre');
+  pre.id = 'clipped';
+  pre.textContent = JSON.stringify(out);
+  document.body.appendChild(pre);
+});
+</script>"""
+
+
+@pytest.fixture(scope="module")
+def file_report(tmp_path_factory):
+    """A run over real files: 3 inputs with 3 malformed lines each (one cause, nine places),
+    a filter, and a writer that writes one file per partition."""
+    tmp = tmp_path_factory.mktemp("files")
+    src, out = tmp / "in", tmp / "out"
+    src.mkdir()
+    out.mkdir()
+    for f in range(3):
+        (src / f"part{f}.txt").write_text(
+            "".join(f"{i}\n" for i in range(40)) + "one\ntwo\nthree\n")
+    pipeline = Pipeline("files", stages=[FilePartitioningStage(str(src)), ReadNumbers(),
+                                         DropByReason(), WriteNumbers(str(out))])
+    result = pipeline.run(summary=False, progress=False, report=str(tmp / "run.html"))
+    return tmp / "run.html", result
+
+
+def test_reasons_are_counted_by_cause(file_report):
+    _, result = file_report
+    reasons = result.stats.stages[1].rejected_by_reason
+    assert reasons == {"malformed line": 9}  # not nine reasons of one count each
+    page = file_report[0].read_text()
+    assert "ReadNumbersFromTextFilesWithAVeryLongStageName: malformed line" in page
+    assert ">9<" in page  # its count beside the bar
+    assert reason_cause("malformed JSON at …/stories_000.jsonl:1252") == "malformed JSON"
+
+
+def test_writer_is_not_drawn_as_removing_what_it_wrote(file_report):
+    page = file_report[0].read_text()
+    funnel = page.split("<h2>Kept and removed, per stage</h2>", 1)[1].split("</section>", 1)[0]
+    row = funnel.split("WriteNumbers (wrote 3 files)", 1)[1].split("</text>", 3)
+    assert '<rect class="removed"' in "".join(row[:2]) and "removed: 0<" in "".join(row[:2])
+    kept = re.search(r'WriteNumbers \(wrote 3 files\)</text><rect class="kept"[^>]*>'
+                     r'<title>kept: ([\d,]+)</title>', funnel)
+    assert kept and int(kept.group(1).replace(",", "")) > 3  # the records it wrote
+
+
+def test_throughput_is_a_rate_spread_over_each_batch():
+    stats = RunStats.for_stages(["A"])
+    stats.started_at -= 10  # a batch of 400 items that took 4 s and ended 10 s into the run
+    stats.record(0, tasks_in=1, items_in=400, busy_s=4.0)
+    timeline = stats.stages[0].timeline
+    assert set(timeline) <= set(range(5, 12)) and len(timeline) >= 4
+    assert sum(timeline.values()) == pytest.approx(400)
+    assert max(timeline.values()) <= 100.5  # 100 items/s, not 400 at the second it finished
+
+
+def test_plots_have_ticks_and_axis_titles(file_report):
+    page = file_report[0].read_text()
+    for kind in ("lines", "histogram"):
+        svg = page.split(f'<svg class="plot {kind}"', 1)[1].split("</svg>", 1)[0]
+        assert svg.count('class="xtick"') > 1 and svg.count('class="ytick"') > 1, kind
+        assert svg.count('class="axis-title"') == 2, kind
+    assert "seconds since the start" in page and "items per second" in page
+    assert "threshold 10</text>" in page  # the threshold's value, on the plot
+
+
+@needs_chromium
+def test_chromium_shows_every_label_whole(file_report, tmp_path):
+    page = file_report[0].read_text()
+    probe = tmp_path / "probe.html"
+    probe.write_text(page.replace("</body>", _MEASURE + "</body>"))
+    dom, log = _chromium(probe, tmp_path)
+    clipped = json.loads(re.search(r'<pre id="clipped">(.*?)</pre>', dom, re.S).group(1)
+                         .replace("&quot;", '"').replace("&amp;", "&"))
+    assert clipped == []
+    # legend names whole, not cut at 24 characters
+    assert ">ReadNumbersFromTextFilesWithAVeryLongStageName</text>" in dom
+    assert "Uncaught" not in log

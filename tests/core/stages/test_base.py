@@ -28,7 +28,7 @@ def test_defaults():
     s = Upper()
     assert s.name == "Upper"
     assert s.resources == Resources(cpus=1.0)
-    assert s.batch_size == 1 and s.worker_mode == "thread" and s.num_workers is None
+    assert s.batch_size == 1 and s.worker_mode == "thread" and s.num_workers() is None
     assert s.inputs() == ([], []) and s.outputs() == ([], [])
     assert not s.is_source
     assert s.modality == "any" and s.kind == "stage"
@@ -57,9 +57,9 @@ def test_with_returns_modified_copy_and_leaves_original():
     c = s.with_(name="U2", resources=Resources(cpus=2), batch_size=4, num_workers=3,
                 worker_mode="process")
     assert c is not s and isinstance(c, Upper)
-    assert (c.name, c.resources.cpus, c.batch_size, c.num_workers, c.worker_mode) == (
+    assert (c.name, c.resources.cpus, c.batch_size, c.num_workers(), c.worker_mode) == (
         "U2", 2, 4, 3, "process")
-    assert (s.name, s.resources.cpus, s.batch_size, s.num_workers, s.worker_mode) == (
+    assert (s.name, s.resources.cpus, s.batch_size, s.num_workers(), s.worker_mode) == (
         "Upper", 1.0, 1, None, "thread")
     assert s.with_(resources={"cpus": 0.5}).resources == Resources(cpus=0.5)
 
@@ -166,21 +166,24 @@ def test_composite_declares_inner_io():
 
 def test_with_num_workers_none_resets_an_override():
     class Fixed(ProcessingStage):
-        num_workers = 4
+        def num_workers(self):
+            return 4
 
         def process(self, task):
             return task
 
     s = Fixed().with_(num_workers=2)
-    assert s.num_workers == 2
-    assert s.with_(name="x").num_workers == 2  # left out: kept
-    assert s.with_(num_workers=None).num_workers is None  # None: the executor decides (NeMo)
-    assert Fixed().with_(num_workers=None).num_workers is None
+    assert s.num_workers() == 2
+    assert s.with_(name="x").num_workers() == 2  # left out: kept
+    assert s.with_(num_workers=None).num_workers() is None  # None: the executor decides (NeMo)
+    assert Fixed().with_(num_workers=None).num_workers() is None
     with pytest.raises(ValueError, match="num_workers"):
         s.with_(num_workers=0)
 
 
-def test_nemo_num_workers_method_is_read_as_the_attribute():
+def test_nemo_num_workers_method_is_what_executors_read():
+    from curator.stages.base import fixed_num_workers
+
     class NeMoStyle(ProcessingStage):
         def num_workers(self):  # NeMo Curator's way to fix a worker count
             return 3
@@ -189,10 +192,16 @@ def test_nemo_num_workers_method_is_read_as_the_attribute():
             return task
 
     s = NeMoStyle()
-    assert s.num_workers == 3  # what executors read
-    assert s.with_(num_workers=5).num_workers == 5
-    assert s.with_(num_workers=None).num_workers is None
-    assert s.num_workers == 3  # with_ returned copies
+    assert fixed_num_workers(s) == 3  # what executors read
+    assert fixed_num_workers(s.with_(num_workers=5)) == 5
+    assert fixed_num_workers(s.with_(num_workers=None)) is None
+    assert s.num_workers() == 3  # with_ returned copies
+    with pytest.raises(TypeError, match="must not define 'num_workers' as a stage attribute"):
+        class Attr(ProcessingStage):  # NeMo Curator refuses the attribute form too
+            num_workers = 2
+
+            def process(self, task):
+                return task
 
 
 def test_get_stage_class_finds_stages_by_class_name():
@@ -243,3 +252,100 @@ def test_processing_stage_accepts_one_argument():
     assert processing_stage(name="ok2")(lambda *tasks: tasks[0]).name == "ok2"
     stage = processing_stage(name="ok3", resources={"cpus": 0.5})(lambda task: task)
     assert stage.resources == Resources(cpus=0.5)  # NeMo accepts a dict of resources
+
+
+# ---- NeMo Curator's current stage API --------------------------------------------------------
+
+class Rows(Task):
+    """A task type for input-spec dispatch."""
+
+
+class ChildRows(Rows):
+    """A more specific one."""
+
+
+class PerType(ProcessingStage):
+    def inputs(self):
+        return {Rows: (["data"], ["text"]), ChildRows: (["data"], ["title"])}
+
+    def process(self, task):
+        return task
+
+
+def test_dict_input_specs_pick_the_most_specific_task_type():
+    import pyarrow as pa
+
+    s = PerType()
+    assert s.input_spec_for_task(Rows("r", "d", pa.table({"text": ["x"]}))) == (["data"], ["text"])
+    assert s.input_spec_for_task(ChildRows("c", "d", None)) == (["data"], ["title"])
+    assert s.validate_input(Rows("r", "d", pa.table({"text": ["x"]})))
+    assert not s.validate_input(ChildRows("c", "d", pa.table({"text": ["x"]})))  # needs title
+    with pytest.raises(TypeError, match="does not support input task type Task"):
+        s.input_spec_for_task(Task("t", "d", None))
+    assert not s.validate_input(Task("t", "d", None))
+    with pytest.raises(ValueError, match="failed validation"):  # the default process_batch
+        s.process_batch([ChildRows("c", "d", pa.table({"text": ["x"]}))])
+    assert s.process_batch([Rows("r", "d", pa.table({"text": ["x"]}))])[0].task_id == "r"
+
+
+def test_malformed_input_specs_are_a_type_error():
+    class Bad(Upper):
+        def inputs(self):
+            return (["data"],)
+
+    with pytest.raises(TypeError, match=r"inputs\(\) must be a tuple"):
+        Bad().input_spec_for_task(Task("t", "d", None))
+    assert Bad().validate_input(Task("t", "d", None)) is False
+
+
+@pytest.mark.parametrize("attr", ["name", "resources", "batch_size"])
+def test_a_property_where_with_needs_an_attribute_is_a_type_error(attr):
+    with pytest.raises(TypeError, match=f"must not define '{attr}' as a @property"):
+        type("P", (Upper,), {attr: property(lambda self: None)})
+    with pytest.raises(TypeError, match=f"must not override '_{attr}'"):
+        type("Q", (Upper,), {f"_{attr}": lambda self: None})
+
+
+def test_fanout_detection_from_the_process_annotation():
+    class Many(ProcessingStage):
+        def process(self, task: Task) -> list[Task]:
+            return [task]
+
+    class Maybe(ProcessingStage):
+        def process(self, task: Task) -> Task | list[Task]:
+            return task
+
+    class One(ProcessingStage):
+        def process(self, task: Task) -> Task:
+            return task
+
+    assert Many().is_fanout_stage() and Maybe().is_fanout_stage() and not One().is_fanout_stage()
+    assert One().ray_stage_spec() == {"is_fanout_stage": False}
+
+
+def test_with_merges_backend_specs_and_sets_runtime_env():
+    s = Upper()
+    t = s.with_(ray_stage_spec={"is_actor_stage": True}, xenna_stage_spec={"slots": 2},
+                runtime_env={"env_vars": {"A": "1"}})
+    assert t.ray_stage_spec() == {"is_fanout_stage": False, "is_actor_stage": True}
+    assert t.xenna_stage_spec() == {"slots": 2} and s.xenna_stage_spec() == {}
+    assert t.runtime_env == {"env_vars": {"A": "1"}} and s.runtime_env is None
+    u = t.with_(ray_stage_spec={"x": 1})  # later overrides merge over earlier ones
+    assert u.ray_stage_spec() == {"is_fanout_stage": False, "is_actor_stage": True, "x": 1}
+    with pytest.raises(ValueError, match=r"with_\(num_workers="):
+        s.with_(xenna_stage_spec={"num_workers": 2})
+
+
+def test_composite_with_changes_named_sub_stages_when_decomposed():
+    from curator import Pipeline
+
+    pair = Pair()
+    assert pair.with_({"Upper": {"resources": Resources(cpus=3), "batch_size": 5}}) is pair
+    pair.with_({"Second": {"name": "Renamed"}})
+    built = Pipeline("p", stages=[pair]).build()
+    assert [(s.name, s.resources.cpus, s.batch_size) for s in built] == [
+        ("Upper", 3, 5), ("Renamed", 1.0, 1)]
+    with pytest.raises(ValueError, match="Stage Nope not found in composite stage"):
+        Pair().with_({"Nope": {"batch_size": 2}}).decompose_and_apply_with()
+    renamed = Pair().with_(name="P2")  # keyword arguments change the composite itself
+    assert renamed.name == "P2" and isinstance(renamed, Pair)

@@ -84,7 +84,7 @@ CASES = {"text": _text, "image": _image, "video": _video, "audio": _audio}
 
 
 def _items(task: Any) -> list:
-    data = task.data
+    data = task.to_pyarrow() if hasattr(task, "to_pyarrow") else task.data
     if hasattr(data, "to_pylist"):
         return data.to_pylist()
     return data.clips if hasattr(data, "clips") else list(data)

@@ -76,7 +76,9 @@ def test_workflow_semantic_only_removes_identical_pixels(shards, clip_dir, tmp_p
 
 def test_workflow_config_errors(tmp_path):
     with pytest.raises(ConfigError, match="eps"):
-        ImageSemanticDeduplicationWorkflow(stages=[object()], output_dir="o", work_dir="w",
-                                           eps=5)
+        ImageSemanticDeduplicationWorkflow(stages=[ImageReaderStage("in")], output_dir="o",
+                                           work_dir="w", eps=5)
+    with pytest.raises(ConfigError, match="parameter 'stages' expects list"):  # not a stage
+        ImageSemanticDeduplicationWorkflow(stages=[object()], output_dir="o", work_dir="w")
     with pytest.raises(ConfigError, match="stages"):
         ImageSemanticDeduplicationWorkflow(output_dir="o", work_dir="w")

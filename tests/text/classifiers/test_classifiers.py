@@ -54,7 +54,7 @@ def test_quality_classifier_matches_single_document_reference(deberta_quality_di
     assert clf.kind == "classifier" and clf.outputs()[1] == ["quality_pred", "quality_prob"]
 
     out = Pipeline("q", stages=[clf]).run(initial_tasks=[_batch()], summary=False)
-    table = out[0].data
+    table = out[0].to_pyarrow()
     assert table.column_names == ["id", "text", "quality_pred", "quality_prob"]
     assert table["id"].to_pylist() == list(range(len(TEXTS)))  # original order restored
     ref = _reference_probs(deberta_quality_dir)
@@ -83,13 +83,13 @@ def test_sort_and_max_chars(deberta_quality_dir) -> None:
 
     stage = TokenizerStage(deberta_quality_dir, max_chars=7)
     stage.setup()
-    out = stage.process(_batch(["the cat sat on the mat", "dog", "a big red house"])).data
+    out = stage.process(_batch(["the cat sat on the mat", "dog", "a big red house"])).to_pyarrow()
     assert out[SEQ_ORDER_FIELD].to_pylist() == [1, 0, 2]  # shortest first
     # cut to 7 chars: "dog" (3 tokens with [CLS]/[SEP]), "the cat" (4), "a big r" (5)
     assert [len(x) for x in out["input_ids"].to_pylist()] == [3, 4, 5]
     unsorted = TokenizerStage(deberta_quality_dir, sort_by_length=False, max_seq_length=3)
     unsorted.setup()
-    t = unsorted.process(_batch(["the cat sat on the mat"])).data
+    t = unsorted.process(_batch(["the cat sat on the mat"])).to_pyarrow()
     assert SEQ_ORDER_FIELD not in t.column_names and len(t["input_ids"][0]) == 3
 
 
@@ -112,7 +112,7 @@ def test_filter_by_split_sends_other_labels_to_rejected_sink(deberta_quality_dir
     keep = labels[0]
     clf = QualityClassifier(model_dir=deberta_quality_dir, filter_by=[keep], split=True)
     result = Pipeline("q", stages=[clf]).run(initial_tasks=[_batch()], summary=False)
-    kept = result[0].data["id"].to_pylist()
+    kept = result[0].to_pyarrow()["id"].to_pylist()
     assert kept == [i for i, x in enumerate(labels) if x == keep]
     rejected = [r for r in result.rejected.records if r.kind == "filtered"]
     assert sorted(r.record["id"] for r in rejected) == [i for i, x in enumerate(labels)
@@ -120,7 +120,7 @@ def test_filter_by_split_sends_other_labels_to_rejected_sink(deberta_quality_dir
     assert all(r.record["score"] != keep for r in rejected)
     dropped = QualityClassifier(model_dir=deberta_quality_dir, filter_by=[keep])
     assert Pipeline("q", stages=[dropped]).run(initial_tasks=[_batch()], summary=False)[0] \
-        .data["id"].to_pylist() == kept
+        .to_pyarrow()["id"].to_pylist() == kept
 
 
 def test_named_deberta_classifiers_defaults(deberta_quality_dir) -> None:
@@ -136,7 +136,7 @@ def test_named_deberta_classifiers_defaults(deberta_quality_dir) -> None:
         assert tok.max_seq_length == seq
     out = Pipeline("d", stages=[DomainClassifier(deberta_quality_dir)]).run(
         initial_tasks=[_batch()], summary=False)
-    assert set(out[0].data["domain_pred"].to_pylist()) <= {"High", "Medium", "Low"}
+    assert set(out[0].to_pyarrow()["domain_pred"].to_pylist()) <= {"High", "Medium", "Low"}
 
 
 def test_published_backbone_config_is_known_without_hub() -> None:
@@ -166,7 +166,7 @@ def test_prompt_task_complexity(prompt_complexity_dir) -> None:
     with pytest.raises(NotImplementedError, match="filter_by"):
         PromptTaskComplexityClassifier(prompt_complexity_dir, filter_by=["x"])
     clf = PromptTaskComplexityClassifier(prompt_complexity_dir, model_inference_batch_size=4)
-    table = Pipeline("p", stages=[clf]).run(initial_tasks=[_batch()], summary=False)[0].data
+    table = Pipeline("p", stages=[clf]).run(initial_tasks=[_batch()], summary=False)[0].to_pyarrow()
     assert table.column_names == ["id", "text", *OUTPUT_FIELDS]
     cfg = read_json(f"{prompt_complexity_dir}/config.json")
     tasks = set(cfg["task_type_map"].values())
@@ -188,7 +188,7 @@ def test_fineweb_edu_regression_head(fineweb_edu_dir) -> None:
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
     clf = FineWebEduClassifier(model_dir=fineweb_edu_dir, model_inference_batch_size=4)
-    table = Pipeline("f", stages=[clf]).run(initial_tasks=[_batch()], summary=False)[0].data
+    table = Pipeline("f", stages=[clf]).run(initial_tasks=[_batch()], summary=False)[0].to_pyarrow()
     assert table.column_names[2:] == ["fineweb-edu-score-float", "fineweb-edu-score-int",
                                       "fineweb-edu-score-label"]  # NeMo Curator's order
     tok = AutoTokenizer.from_pretrained(fineweb_edu_dir)
@@ -206,7 +206,8 @@ def test_fineweb_edu_regression_head(fineweb_edu_dir) -> None:
         "high_quality" if x >= 2.5 else "low_quality" for x in raw]
     assert len(set(table["fineweb-edu-score-label"].to_pylist())) == 2
     nemotron = FineWebNemotronEduClassifier(fineweb_edu_dir, filter_by=["high_quality"])
-    kept = Pipeline("n", stages=[nemotron]).run(initial_tasks=[_batch()], summary=False)[0].data
+    kept = Pipeline("n", stages=[nemotron]).run(initial_tasks=[_batch()],
+                                                summary=False)[0].to_pyarrow()
     assert kept["id"].to_pylist() == [i for i, x in enumerate(raw) if x >= 2.5]
     assert nemotron.model_inference_batch_size == 1024
 
@@ -215,12 +216,12 @@ def test_hf_classifier_generic_directory(hf_sentiment_dir, fineweb_edu_dir) -> N
     from curator_text import HFClassifier
 
     clf = HFClassifier(model_dir=hf_sentiment_dir, score_field="probs")
-    table = Pipeline("h", stages=[clf]).run(initial_tasks=[_batch()], summary=False)[0].data
+    table = Pipeline("h", stages=[clf]).run(initial_tasks=[_batch()], summary=False)[0].to_pyarrow()
     probs = np.array(table["probs"].to_pylist())
     assert np.allclose(probs.sum(1), 1.0, atol=1e-5)
     assert table["preds"].to_pylist() == [["negative", "positive"][i] for i in probs.argmax(1)]
     reg = HFClassifier(fineweb_edu_dir, label_field="score")
-    t2 = Pipeline("r", stages=[reg]).run(initial_tasks=[_batch()], summary=False)[0].data
+    t2 = Pipeline("r", stages=[reg]).run(initial_tasks=[_batch()], summary=False)[0].to_pyarrow()
     assert pa.types.is_floating(t2["score"].type)
 
 
@@ -267,7 +268,7 @@ def test_two_classifiers_chain_in_one_pipeline(tmp_path, deberta_quality_dir,
     src.write_text("".join(json.dumps({"id": i, "text": t}) + "\n" for i, t in enumerate(TEXTS)))
     pipe = Pipeline("both", stages=[JsonlReader(str(src)), QualityClassifier(deberta_quality_dir),
                                     FineWebEduClassifier(fineweb_edu_dir)])
-    table = pipe.run(summary=False)[0].data
+    table = pipe.run(summary=False)[0].to_pyarrow()
     assert table.column_names[-4:] == ["quality_pred", "fineweb-edu-score-float",
                                        "fineweb-edu-score-int", "fineweb-edu-score-label"]
     assert table["id"].to_pylist() == list(range(len(TEXTS)))

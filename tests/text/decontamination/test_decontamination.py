@@ -45,7 +45,7 @@ def test_planted_overlap_is_cut_out(benchmarks) -> None:
     only_bench = f"{QUESTION}."
     clean = FILLER_A + FILLER_B
     result = _run(stage, [clean, contaminated, near_start, only_bench, None])
-    table = result[0].data
+    table = result[0].to_pyarrow()
     rows = list(zip(table["id"].to_pylist(), table["text"].to_pylist(), strict=True))
     assert rows[0] == (0, clean)
     parts = [t for i, t in rows if i == 1]
@@ -76,7 +76,7 @@ def test_max_splits_removes_the_document(benchmarks) -> None:
     strict = TaskDecontamination(benchmarks, min_document_length=50, remove_char_each_side=5,
                                  max_splits=3)
     result = _run(strict, [doc])
-    assert result[0].data.num_rows == 0
+    assert result[0].to_pyarrow().num_rows == 0
     [rej] = [r for r in result.rejected.records if r.stage == "TaskDecontamination"]
     assert "max_splits" in rej.reason and rej.record["benchmark"] == "trivia"
 
@@ -123,14 +123,14 @@ def test_max_matches_keeps_ngrams_too_common_to_be_contamination(tmp_path) -> No
     counts = str(tmp_path / "counts")
     counter = TaskDecontamination([str(bench)], **kwargs).counter(counts)
     passed = _run(counter, docs)
-    assert passed[0].data["text"].to_pylist() == docs  # the counting pass changes nothing
+    assert passed[0].to_pyarrow()["text"].to_pylist() == docs  # the counting pass changes nothing
     totals = read_match_counts(counts)
     assert sorted(totals["count"].tolist()) == [1, 4]
 
     stage = TaskDecontamination([str(bench)], max_matches=3, match_counts=counts,
                                 removed_dir=str(tmp_path / "removed"), **kwargs)
     result = _run(stage, docs)
-    out = result[0].data
+    out = result[0].to_pyarrow()
     kept = [t for i, t in zip(out["id"].to_pylist(), out["text"].to_pylist(), strict=True)
             if i < 4]
     assert kept == docs[:4]  # the common n-gram (4 matches > 3) is not contamination
@@ -144,9 +144,9 @@ def test_max_matches_keeps_ngrams_too_common_to_be_contamination(tmp_path) -> No
     # without the counts (or with a high max_matches) every match is removed
     strict = _run(TaskDecontamination([str(bench)], max_matches=4, match_counts=counts,
                                       **kwargs), docs)
-    assert not any(COMMON.lower() in t.lower() for t in strict[0].data["text"].to_pylist())
+    assert not any(COMMON.lower() in t.lower() for t in strict[0].to_pyarrow()["text"].to_pylist())
     plain = _run(TaskDecontamination([str(bench)], **kwargs), docs)
-    assert not any(COMMON.lower() in t.lower() for t in plain[0].data["text"].to_pylist())
+    assert not any(COMMON.lower() in t.lower() for t in plain[0].to_pyarrow()["text"].to_pylist())
 
 
 def test_removed_dir_gets_the_documents_removed_whole(benchmarks, tmp_path) -> None:
@@ -182,6 +182,6 @@ def test_counter_and_new_parameters_keep_the_stage_contract(benchmarks, tmp_path
     counter = stage.counter(str(tmp_path / "counts"))
     assert counter.name == "TaskNGramCounter" and counter.max_ngram_size == 13
     [out] = check_stage_contract(counter, batch)
-    assert out.data["text"].to_pylist() == docs
+    assert out.to_pyarrow()["text"].to_pylist() == docs
     check_stage_contract(TaskDecontamination(benchmarks, match_counts=str(tmp_path / "counts"),
                                              removed_dir=str(tmp_path / "rm")), batch)

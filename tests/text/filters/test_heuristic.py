@@ -122,3 +122,19 @@ def test_top_ngram_batch_matches_document_scores(n) -> None:
     flt = F.RepeatingTopNGramsFilter(n=n)
     expected = [flt.score_document(d) for d in docs]
     assert list(flt.score_batch(pa.array(docs))) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("", (0, 0.0)), ("\n", (0, 0.0)), ("ab\ncdef", (4, 3.0)), ("abcd\n\n", (4, 4 / 3))])
+def test_per_extension_line_statistics_is_nemo_curators_helper(text, expected) -> None:
+    """NeMo Curator's ``_line_statistics``: (longest line, mean line length without breaks)."""
+    assert F.PerExtensionFilter()._line_statistics(text) == pytest.approx(expected)
+
+
+def test_per_extension_filter_limits_the_mean_line_length() -> None:
+    flt = F.PerExtensionFilter(extension="py")
+    short = "\n".join(["x = 1"] * 50)
+    long_lines = "\n".join(["y = " + "a" * 150] * 5)  # mean over 100
+    assert flt.score_document(short) == 1
+    assert flt._line_statistics(long_lines)[1] > 100
+    assert flt.score_document(long_lines) == 0

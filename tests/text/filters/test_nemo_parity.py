@@ -13,7 +13,7 @@ from curator_text import filters as F
 
 # ---- NeMo Curator's formulas, written out per document --------------------------------------
 
-BULLETS = set("•‣⁃⁌⁍∙○●◘◦⦾⦿")  # noqa: RUF001
+BULLETS = set("•‣⁃⁌⁍∙○●◘◦⦾⦿")
 ELLIPSES = {"...", "[...]", "…", "(...)", "[…]", "-»", "read more..", "read more"}
 URL = re.compile(r"https?://(?:[A-Za-z0-9$\-_@.&+/:=?#~]|[!*\(\),]|(?:%[0-9A-Fa-f]{2}))+")
 COMMON = {"the", "be", "to", "of", "and", "that", "have", "with"}
@@ -362,3 +362,14 @@ def test_repeating_top_ngrams_batch_matches_documents_with_large_keys() -> None:
     flt = F.RepeatingTopNGramsFilter(n=8)
     assert list(flt.score_batch(pa.array(docs))) == pytest.approx(
         [flt.score_document(d) for d in docs])
+
+
+def test_a_chain_with_one_score_field_for_several_filters_is_refused():
+    """Two filters writing one score column would lose the first's scores (NeMo refuses it)."""
+    from curator import ConfigError
+
+    two = [F.WordCountFilter(), F.UrlsFilter()]
+    for stage in (F.ScoreFilter, F.Score):
+        for score_field in ("s", ["s"]):
+            with pytest.raises(ConfigError, match="one name per filter"):
+                stage(two, score_field=score_field)

@@ -90,7 +90,7 @@ FILTERS = [WordCountFilter(), SymbolsToWordsFilter(), LongWordFilter(max_word_le
            RepeatedParagraphsByCharFilter()]
 
 
-def _ratio_of(chars: str, keep: bool):  # noqa: ANN202
+def _ratio_of(chars: str, keep: bool):
     """NeMo Curator's character-ratio formula: the share of characters in (``keep``) or not in
     ``chars``; empty texts score 1."""
     def score(text: str) -> float:

@@ -42,7 +42,7 @@ def test_blocks_read_same_rows_once_and_reject_once(tmp_path) -> None:
     path = tmp_path / "big.jsonl"
     ids, bad = _big_file(path)
     size = path.stat().st_size
-    whole = ByteRangePartitioningStage(file_paths=str(path)).process(EMPTY_TASK)
+    whole = ByteRangePartitioningStage(file_paths=str(path), blocksize=size).process(EMPTY_TASK)
     assert len(whole) == 1 and BYTE_RANGE_KEY not in whole[0].metadata
     whole_ids, whole_rej = _read(JsonlReaderStage(), whole)
     assert whole_ids == ids and len(whole_rej) == len(bad)

@@ -141,15 +141,18 @@ def test_writer_modes_on_a_dirty_directory(tmp_path) -> None:
     assert _count(out) == 15_000
     new = [_docs(6_000, f"new{i}_") for i in range(2)]
     with pytest.raises(OutputDirError, match="JsonlWriter|another run"):
-        run(new)
+        run(new, mode="error")
     assert _count(out) == 15_000  # refused: nothing mixed in
-    run(new, mode="ignore")
-    assert _count(out) == 15_000
-    run(new, mode="overwrite")
+    run(new)  # NeMo's default "ignore": written beside the other run's files
+    assert _count(out) == 27_000
+    run(new)  # a plain re-run replaces its own files (deterministic names)
+    assert _count(out) == 27_000
+    run(new, mode="overwrite")  # the files earlier Curator runs wrote go first
     assert _count(out) == 12_000
     run(new, mode="append")
-    assert _count(out) == 24_000
-    with pytest.raises(ValueError, match="mode must be one of"):
+    run(new, mode="append")  # the same partitions again: replaced, never a second copy
+    assert _count(out) == 12_000 and len(list(out.glob("*.jsonl"))) == 2
+    with pytest.raises(ValueError, match="mode must be one of|'mode' expects"):
         JsonlWriter(path=str(out), mode="errorifexists")
 
 
@@ -170,11 +173,16 @@ def test_modes_reach_the_writers_on_ray_workers(kind, tmp_path, ray_cluster) -> 
         return Pipeline("p", stages=[JsonlReader(str(src)), JsonlWriter(path=str(out), mode=mode)]
                         ).run(executor, summary=False)
 
+    from curator.output_dir import manifest_files
+
     run("local", "error")
-    run(kind, "append")  # same task ids: new names, nothing replaced
-    assert _count(out) == 16 and len(list(out.glob("*.jsonl"))) == 4
-    run(kind, "ignore")
-    assert _count(out) == 16
+    run(kind, "append")  # the same partitions: their files replaced, never a second copy
+    assert _count(out) == 8 and len(list(out.glob("*.jsonl"))) == 2
+    run(kind, "overwrite")
+    assert _count(out) == 8
+    listed = manifest_files(str(out))  # the workers noted their files under the run's claim
+    assert sorted(listed) == sorted(f.name for f in out.glob("*.jsonl"))
+    assert len(set(listed.values())) == 1
 
 
 def test_mode_is_a_spec_key_checked_before_any_data_is_read(tmp_path) -> None:

@@ -62,7 +62,7 @@ def test_planted_entities_precision_and_recall(modifier, monkeypatch) -> None:
     batch = DocumentBatch(task_id="p", dataset_name="t",
                           data=pa.table({"text": [*texts, None]}))
     out = Pipeline("pii", stages=[stage]).run(initial_tasks=[batch], summary=False)[0]
-    redacted = out.data["text"].to_pylist()
+    redacted = out.to_pyarrow()["text"].to_pylist()
     assert redacted[-1] is None
     tp = fp = fn = 0
     per_type: Counter = Counter()
@@ -78,7 +78,7 @@ def test_planted_entities_precision_and_recall(modifier, monkeypatch) -> None:
     for values in PLANTED.values():  # nothing planted survives
         assert not any(v in r for v in values for r in redacted[:2])
     assert redacted[2:5] == CLEAN  # clean text untouched (the bad card is not a card)
-    assert out.data["pii"].to_pylist() == [7, 7, 0, 0, 0, 0]
+    assert out.to_pyarrow()["pii"].to_pylist() == [7, 7, 0, 0, 0, 0]
     assert out.metadata["pii_counts"] == {k: 2 for k in sorted(PLANTED)}
     assert "<EMAIL_ADDRESS>" in redacted[0] and "<US_SSN>" in redacted[1]
 
@@ -96,7 +96,7 @@ def test_actions(action, kwargs, check) -> None:
     batch = DocumentBatch(task_id="a", dataset_name="t",
                           data=pa.table({"text": ["mail jane.doe@example.com now"]}))
     out = Modify(m).with_(worker_mode="thread").process(batch)
-    assert check(out.data["text"][0].as_py()), out.data["text"][0].as_py()
+    assert check(out.to_pyarrow()["text"][0].as_py()), out.to_pyarrow()["text"][0].as_py()
 
 
 def test_ner_entities_with_a_local_spacy_model(tmp_path) -> None:
@@ -149,7 +149,7 @@ def test_per_entity_counts_in_run_stats_summary_and_report(tmp_path) -> None:
     assert result.ok and sorted(result.stats.stages[0].counters) == [PII_COUNTER]
     expected = {k: 2 for k in PLANTED}
     assert result.stats.stages[0].counters[PII_COUNTER] == expected
-    assert sorted(sum(t.data["pii"].to_pylist()) for t in result) == [7, 7]
+    assert sorted(sum(t.to_pyarrow()["pii"].to_pylist()) for t in result) == [7, 7]
     assert "PiiRedactionStage pii_entities: " in result.summary()
     assert "CREDIT_CARD=2" in result.summary()
     data = json.loads(report.read_text())

@@ -32,3 +32,10 @@ def test_add_id_refuses_to_overwrite_by_default() -> None:
     with pytest.raises(ValueError, match="overwrite=True"):
         AddId().process(batch)
     assert AddId(overwrite=True).process(batch).to_pyarrow()["id"].to_pylist() == ["p_0"]
+
+
+def test_add_id_existing_column_message_is_nemo_curators() -> None:
+    batch = DocumentBatch("p", "d", pa.table({"dup_id": ["x"]}))
+    with pytest.raises(ValueError, match=r"^Column 'dup_id' already exists\. Set overwrite=True "
+                                         r"to replace it\.$"):
+        AddId(id_field="dup_id").process(batch)

@@ -122,7 +122,7 @@ def test_tokenizer_stage_batched_matches_tokenizer(tok_dir) -> None:
 
     stage = TokenizerStage(tok_dir, sort_by_length=False, tokenization_batch_size=2)
     out = Pipeline("t", stages=[stage]).run(initial_tasks=[_batch("b", TEXTS)],
-                                            summary=False)[0].data
+                                            summary=False)[0].to_pyarrow()
     tok = AutoTokenizer.from_pretrained(tok_dir)
     assert out["input_ids"].to_pylist() == [tok(t)["input_ids"] for t in TEXTS]
     assert out["attention_mask"].to_pylist() == [[1] * len(tok(t)["input_ids"]) for t in TEXTS]

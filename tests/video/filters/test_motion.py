@@ -64,7 +64,8 @@ def test_contract(load_video):
 
 def test_numbers_from_yaml_strings_are_coerced_and_bad_ones_named():
     assert MotionFilterStage(global_mean_threshold="1e-3").global_mean_threshold == 0.001
-    with pytest.raises(ValueError, match="MotionFilterStage: global_mean_threshold must be a number"):
+    with pytest.raises(ValueError, match="MotionFilterStage: parameter 'global_mean_threshold' "
+                                         "expects float, got 'high'"):
         MotionFilterStage(global_mean_threshold="high")
 
 

@@ -38,3 +38,6 @@ def curator_register(register: Register) -> None:
                 AudioSilenceFractionStage, AudioSNRStage, AudioSegmentationStage,
                 GetPairwiseWerStage):
         register(cls, modality="audio")
+    from curator_audio.tasks import AudioBatch
+
+    register(AudioBatch, modality="audio", kind="task")  # stored as its waveforms + JSON

@@ -40,3 +40,21 @@ class AudioBatch(Task[list[dict[str, Any]]]):
         if (cls is None or issubclass(cls, AudioBatch)) and "filepath_key" not in kwargs:
             kwargs["filepath_key"] = self.filepath_key
         return super().derive(data, suffix=suffix, cls=cls, **kwargs)
+
+    def dump_data(self, files: Any) -> list[dict[str, Any]]:
+        """The manifest records as JSON, each decoded waveform as its own ``.npy`` file
+        (``{stem}.{i}.waveform.npy``, float32 as decoded; see :mod:`curator.task_files`)."""
+        import numpy as np
+        from curator.task_files import dump_array, dump_value
+
+        out = []
+        for i, rec in enumerate(self.data):
+            wave = rec.get(WAVEFORM) if isinstance(rec, dict) else None
+            if isinstance(wave, np.ndarray) and not wave.dtype.hasobject:
+                rest = {k: v for k, v in rec.items() if k != WAVEFORM}
+                state = dump_value(rest, files)
+                state[WAVEFORM] = dump_array(wave, files, f"{i}.waveform.npy")
+                out.append(state)
+            else:
+                out.append(dump_value(rec, files))
+        return out

@@ -13,7 +13,13 @@ follows.
 from __future__ import annotations
 
 import importlib
+import os
 from typing import Any
+
+# Hugging Face's per-model progress bars ("Loading weights", "Writing model shards") would print
+# for every model a stage loads, in every worker; Curator shows its own progress. Read when
+# huggingface_hub / transformers are imported; HF_HUB_DISABLE_PROGRESS_BARS=0 brings them back.
+os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 
 __version__ = "0.1.0"
 
@@ -27,10 +33,11 @@ _EXPORTS: dict[str, str] = {
     "FunctionStage": "curator.stages.function", "processing_stage": "curator.stages.function",
     "FilterStage": "curator.stages.filter",
     "ensure_setup": "curator.stages.lifecycle", "release_stage": "curator.stages.lifecycle",
+    "NodeInfo": "curator.stages.node_info", "WorkerMetadata": "curator.stages.node_info",
     "Pipeline": "curator.pipeline",
     # executors and results
     "BaseExecutor": "curator.executors.base", "RunContext": "curator.executors.base",
-    "RunResult": "curator.executors.base", "PipelineFailedError": "curator.executors.base",
+    "RunResult": "curator.executors.base", "PipelineFailedError": "curator.errors",
     "LocalExecutor": "curator.executors.local",
     "RunStats": "curator.executors.stats", "StageStats": "curator.executors.stats",
     "RayDataExecutor": "curator.executors", "RayActorPoolExecutor": "curator.executors",

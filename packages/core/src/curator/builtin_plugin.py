@@ -27,6 +27,11 @@ def curator_register(register: Register) -> None:
     register(RayActorPoolExecutor, name="ray_actor_pool")
     register(XennaExecutor, name="xenna")  # needs curator-core[xenna] only when it runs
     register(FilePartitioningStage)
+    # Task classes: failed tasks and dedup caches are stored as data and rebuilt through these.
+    from curator.tasks import EmptyTask, FileGroupTask, Task
+
+    for task_cls in (Task, FileGroupTask, EmptyTask):
+        register(task_cls, kind="task")
     # Modality-agnostic deduplication (exact by content hash, semantic over embeddings).
     for cls in (ExactDeduplicationWorkflow, SemanticDeduplicationWorkflow, ExactHashStage,
                 ExactDuplicatesStage, AssignClustersStage, ClusterDedupStage,

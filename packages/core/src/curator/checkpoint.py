@@ -7,6 +7,7 @@ import threading
 import time
 from collections import defaultdict
 
+from curator.errors import ConfigError
 from curator.io import atomic_write, get_fs, join_path
 from curator.tasks import stable_id
 
@@ -25,6 +26,7 @@ class CheckpointStore:
     def __init__(self, path: str) -> None:
         self.path = path
         self._done: set[str] | None = None
+        self._block_size: int | None = None
         self._lock = threading.Lock()
 
     @staticmethod
@@ -43,6 +45,28 @@ class CheckpointStore:
                     names = []
                 self._done = {n[:-5] for n in names if n.endswith(".json")}
             return set(self._done)
+
+    def check_block_size(self, block_size: int | None) -> None:
+        """Record the block size big input files are split by (``block_size.json``) on the first
+        run; a resumed run with another one would name its partitions differently (redoing
+        finished blocks and writing their rows twice), so it is refused."""
+        if block_size is None or self._block_size == block_size:
+            return
+        target = join_path(self.path, "block_size.json")
+        fs, p = get_fs(target)
+        try:
+            with fs.open(p, "r") as fh:
+                recorded = json.load(fh).get("block_size")
+        except FileNotFoundError:
+            with atomic_write(target, "w") as fh:
+                json.dump({"block_size": block_size}, fh)
+            recorded = block_size
+        if recorded != block_size:
+            raise ConfigError(
+                f"checkpoint {self.path}: its partitions were cut into blocks of {recorded} bytes "
+                f"but this run cuts them into {block_size}; pass blocksize={recorded} to the "
+                f"reader to resume it, or use a new checkpoint directory")
+        self._block_size = block_size
 
     def is_done(self, partition: str) -> bool:
         return self.key(partition) in self.done()
@@ -85,6 +109,8 @@ class PartitionTracker:
         self._counts: dict[str, dict[tuple[int, str], int]] = defaultdict(dict)
         self._failed: set[str] = set()
         self.finished: list[str] = []
+        #: every partition this run worked on (while counting): the summary's "redone"
+        self.seen: set[str] = set()
         self._lock = threading.Lock()
 
     def _bump(self, part: str | None, key: tuple[int, str], n: int) -> str | None:
@@ -92,6 +118,8 @@ class PartitionTracker:
         if part is None or not self.counting:
             return None
         counts = self._counts[part]
+        if n > 0:
+            self.seen.add(part)
         value = counts.get(key, 0) + n
         if value:
             counts[key] = value

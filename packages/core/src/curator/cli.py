@@ -6,7 +6,10 @@ import argparse
 import inspect
 import json
 import os
+import re
+import shutil
 import sys
+import textwrap
 from collections.abc import Sequence
 from typing import Any
 
@@ -16,6 +19,14 @@ from curator.plugins import Registry, RegistryEntry, get_registry
 from curator.plugins.kinds import KIND_NAMES
 
 __all__ = ["main", "build_parser"]
+
+
+def plain_text(text: str) -> str:
+    """Docstring text for a terminal: Sphinx roles (``:class:`~a.B` ``) and RST double
+    backticks become plain words."""
+    text = re.sub(r":[a-z]+:`~([^`<]+)`", lambda m: m.group(1).rsplit(".", 1)[-1], text)
+    text = re.sub(r":[a-z]+:`([^`<]+)`", r"\1", text)
+    return re.sub(r"``([^`]+)``", r"\1", text)
 
 
 def _table(rows: list[list[str]], head: list[str]) -> str:
@@ -65,9 +76,19 @@ def cmd_stages(args: argparse.Namespace, registry: Registry) -> int:
                            "is_stage": e.is_stage, "description": e.description}
                           for e in entries], indent=2))
         return 0
-    rows = [[shown(e), e.kind, e.modality, e.plugin.distribution, e.description[:70]]
-            for e in entries]
-    print(_table(rows, ["name", "kind", "modality", "plugin", "description"]))
+    head = ["name", "kind", "modality", "plugin"]
+    rows = [[shown(e), e.kind, e.modality, e.plugin.distribution] for e in entries]
+    table = _table(rows, head).splitlines() if rows else []
+    indent = max((len(line) for line in table), default=0) + 2
+    width = max(shutil.get_terminal_size((120, 24)).columns - indent, 30)
+    out = []
+    for i, line in enumerate(table):  # descriptions wrap at word boundaries, never cut
+        text = "description" if i == 0 else "-" * 11 if i == 1 else \
+            plain_text(entries[i - 2].description)
+        wrapped = textwrap.wrap(text, width) or [""]
+        out.append(f"{line:<{indent}}{wrapped[0]}".rstrip())
+        out += [" " * indent + rest for rest in wrapped[1:]]
+    print("\n".join(out))
     return 0
 
 
@@ -84,7 +105,7 @@ def describe_entry(entry: RegistryEntry) -> str:
              f"provided by {entry.plugin.label}: {entry.qualname}", ""]
     doc = inspect.getdoc(obj)
     if doc:
-        lines += [doc, ""]
+        lines += [plain_text(doc), ""]
     try:
         params = [p for p in inspect.signature(obj).parameters.values()
                   if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
@@ -99,7 +120,7 @@ def describe_entry(entry: RegistryEntry) -> str:
                   f"worker_mode: {getattr(obj, 'worker_mode', 'thread')}"]
         try:
             inst = obj()
-        except Exception:  # noqa: BLE001 - needs required parameters; skip the I/O lines
+        except Exception:
             inst = None
         if inst is not None:
             lines += [f"reads: {inst.inputs()[1] or '-'}", f"writes: {inst.outputs()[1] or '-'}"]
@@ -125,6 +146,7 @@ def cmd_run(args: argparse.Namespace, registry: Registry) -> int:
     )
 
     spec = apply_overrides(load_spec(args.spec), args.set or [])
+    args.prepare = spec.get("prepare")
     pipeline = pipeline_from_spec(spec, registry)
     executor = executor_from_spec(_with_executor_args(spec, args, registry), None, registry)
     opts = run_options(spec)
@@ -139,15 +161,16 @@ def cmd_run(args: argparse.Namespace, registry: Registry) -> int:
         return 0
     summary = opts.pop("summary", None)
     summary = summary if summary is not None else env_flag("CURATOR_SUMMARY") is not False
+    opts["raise_on_failure"] = False  # failed tasks: report written, exit status 1
     result = pipeline.run(executor, summary=False, **opts)
     if summary:  # printed here so its hints name command-line flags
         print(result.summary(cli=True), file=sys.stderr, flush=True)
     if args.report:
-        from curator.report import write_report  # noqa: PLC0415
+        from curator.report import write_report
 
         result.spec = spec
         print(f"report written to {write_report(result, args.report)}", file=sys.stderr)
-    return _report(pipeline.name, result, args.spec)
+    return _report(pipeline.name, result, args.spec, args.prepare)
 
 
 def _with_executor_args(spec: dict[str, Any], args: argparse.Namespace,
@@ -171,7 +194,7 @@ def _with_executor_args(spec: dict[str, Any], args: argparse.Namespace,
     return {**spec, "executor": {"name": name, "config": config}}
 
 
-def _report(name: str, result: Any, spec: str) -> int:
+def _report(name: str, result: Any, spec: str, prepare: str | None = None) -> int:
     """Print the one-line outcome of a run; 0 when ok, 1 when tasks failed (records rejected
     by design, filtered or malformed, do not make a run fail)."""
     failed = result.failed
@@ -182,6 +205,9 @@ def _report(name: str, result: Any, spec: str) -> int:
         return 0
     for f in failed[:10]:
         print(f"  FAILED {f}", file=sys.stderr)
+    hint = _prepare_hint(prepare, " ".join(map(str, failed)))
+    if hint:
+        print(f"curator: {hint}", file=sys.stderr)
     where = result.rejected.path
     hint = (f"kept whole in {where}; fix the cause, then `curator replay {where} --spec {spec}`"
             if where else "pass --rejected-dir to keep them on disk for `curator replay`")
@@ -190,7 +216,7 @@ def _report(name: str, result: Any, spec: str) -> int:
 
 
 def cmd_report(args: argparse.Namespace, registry: Registry) -> int:
-    from curator.report import load_report, write_report  # noqa: PLC0415
+    from curator.report import load_report, write_report
 
     try:
         data = load_report(args.report)
@@ -210,13 +236,19 @@ def cmd_replay(args: argparse.Namespace, registry: Registry) -> int:
             if k in ("max_retries", "progress", "summary")}
     if args.max_retries is not None:
         opts["max_retries"] = args.max_retries
-    result = pipeline.replay(args.rejected_dir, executor, **opts)
-    return _report(f"{pipeline.name} (replay)", result, args.spec)
+    result = pipeline.replay(args.rejected_dir, executor, raise_on_failure=False,
+                             trust_pickles=args.trust_pickles,
+                             **opts)
+    return _report(f"{pipeline.name} (replay)", result, args.spec, spec.get("prepare"))
 
 
 def build_parser(registry: Registry | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="curator", description="Curate training data for AI "
                                      "models: list plugins and stages, run pipeline specs.")
+    parser.add_argument("--version", action="version", version=_version())
+    parser.add_argument("--debug", action="store_true",
+                        help="show the full traceback of an error (also CURATOR_DEBUG=1); "
+                             "accepted anywhere on the command line")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     p = sub.add_parser("plugins", help="list installed plugins (and broken ones)")
     p.add_argument("--json", action="store_true")
@@ -235,14 +267,23 @@ def build_parser(registry: Registry | None = None) -> argparse.ArgumentParser:
     p.add_argument("spec")
     p.add_argument("--executor", help="registered executor name (default: the spec's, or local)")
     p.add_argument("--set", action="append", metavar="KEY=VALUE",
-                   help="override a spec value, e.g. stages.1.min_words=50 (repeatable)")
-    p.add_argument("--rejected-dir", dest="rejected_dir")
-    p.add_argument("--checkpoint-dir", dest="checkpoint_dir")
-    p.add_argument("--max-retries", dest="max_retries", type=int)
+                   help="override a spec value: KEY is a dotted path into the spec, a list item "
+                        "by its index, e.g. stages.2.filter_obj.min_words=50 for "
+                        "examples/text/tinystories.yaml (repeatable)")
+    p.add_argument("--rejected-dir", dest="rejected_dir", metavar="DIR",
+                   help="write rejected records, and failed tasks whole (for `curator replay`), "
+                        "there (default: the spec's run.rejected_dir; without one they are only "
+                        "counted)")
+    p.add_argument("--checkpoint-dir", dest="checkpoint_dir", metavar="DIR",
+                   help="make the run resumable: finished source partitions are recorded there "
+                        "and skipped when the same command runs again")
+    p.add_argument("--max-retries", dest="max_retries", type=int, metavar="N",
+                   help="retries of a failing task before it is kept as failed (default: the "
+                        "spec's run.max_retries, else 1)")
     p.add_argument("--dry-run", action="store_true", help="build and validate only")
     p.add_argument("--report", metavar="PATH",
-                   help="write the run report there: .json (see docs/run-report.md) or .html "
-                        "(a page that opens offline)")
+                   help="write the run report there: a .json file (the format is described in "
+                        "Curator's docs, run-report.md) or a .html page that opens offline")
     p.add_argument("-q", "--quiet", action="store_true",
                    help="no pipeline description, live progress or summary table")
     p.add_argument("--address", help="Ray cluster to join (host:port, ray://host:port or auto; "
@@ -254,14 +295,24 @@ def build_parser(registry: Registry | None = None) -> argparse.ArgumentParser:
     p.add_argument("--spec", required=True, help="the spec of the run that failed")
     p.add_argument("--executor", help="registered executor name (default: the spec's, or local)")
     p.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a spec value")
-    p.add_argument("--max-retries", dest="max_retries", type=int)
+    p.add_argument("--max-retries", dest="max_retries", type=int, metavar="N",
+                   help="retries of a failing task before it is kept as failed again")
     p.add_argument("--address", help="Ray cluster to join (as for `curator run`)")
+    p.add_argument("--trust-pickles", dest="trust_pickles", action="store_true",
+                   help="also read failed tasks kept as pickles (*.failed.task.pkl); unpickling "
+                        "runs code from the file, so only for a directory nobody else can write")
     p.set_defaults(func=cmd_replay)
     p = sub.add_parser("report", help="render a JSON run report (from `curator run --report`) "
                                       "as an HTML page that opens offline")
     p.add_argument("report", metavar="RUN_JSON")
     p.add_argument("-o", "--output", required=True, metavar="PATH", help="the .html file")
     p.set_defaults(func=cmd_report)
+    p = sub.add_parser("migrate", help="rewrite a NeMo Curator script's nemo_curator imports "
+                                       "to Curator's modules; report what has no counterpart")
+    from curator import migrate
+
+    migrate.add_arguments(p)
+    p.set_defaults(func=lambda a, r: migrate.run(a))
     if registry is not None:
         for name, (add_arguments, run, help_text, _info) in sorted(registry.commands.items()):
             p = sub.add_parser(name, help=help_text)
@@ -273,6 +324,8 @@ def build_parser(registry: Registry | None = None) -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``curator`` command."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in argv or bool(env_flag("CURATOR_DEBUG"))
+    argv = [a for a in argv if a != "--debug"]
     registry = get_registry()
     parser = build_parser(registry)
     args = parser.parse_args(argv)
@@ -281,34 +334,74 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     try:
         return int(args.func(args, registry) or 0)
-    except ConfigError as exc:
-        print(f"curator: configuration error: {exc}", file=sys.stderr)
-        return 2
-    except FileNotFoundError as exc:
-        print(f"curator: {exc}", file=sys.stderr)
-        return 2
-    except CuratorError as exc:
-        print(f"curator: {_short(exc)}", file=sys.stderr)
-        return 1
     except BrokenPipeError:  # `curator ... | head` closed the pipe: stop quietly
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())  # so the exit-time flush cannot fail again
         return 141  # as when killed by SIGPIPE
     except KeyboardInterrupt:
-        print("curator: interrupted; finished partitions are kept (re-run with "
-              "--checkpoint-dir to resume)", file=sys.stderr)
+        print("curator: interrupted; finished partitions are kept: run the same command again "
+              "to resume (it skips them and redoes the rest; nothing is written twice)",
+              file=sys.stderr)
         return 130
+    except Exception as exc:  # every error a user can cause: one line (--debug: traceback)
+        if debug:
+            raise
+        code, text = _user_error(exc)
+        hint = _prepare_hint(getattr(args, "prepare", None), text)
+        print(f"curator: {text}{'; ' + hint if hint else ''}", file=sys.stderr)
+        return code
+
+
+_DEBUG_HINT = " (--debug or CURATOR_DEBUG=1 shows the traceback)"
+_MISSING_DATA = re.compile(r"no file or directory matches|no such file|does not exist|not found|"
+                           r"has no config\.json|no model|model_dir", re.IGNORECASE)
+
+
+def _user_error(exc: BaseException) -> tuple[int, str]:
+    """The exit code and one-line message of an error that ended a command."""
+    if isinstance(exc, ConfigError):
+        return 2, f"configuration error: {_short(exc)}"
+    if isinstance(exc, FileNotFoundError):
+        return 2, str(exc)
+    if isinstance(exc, CuratorError):
+        return 1, _short(exc)
+    if isinstance(exc, ModuleNotFoundError) and exc.name and str(exc).startswith("No module"):
+        top = exc.name.split(".")[0]
+        return 1, (f"the Python module {top!r} is not installed: install the package that "
+                   f"provides it (e.g. pip install {top.replace('_', '-')}), then run this "
+                   f"again{_DEBUG_HINT}")
+    if isinstance(exc, ImportError):  # ours say which package and how to install it
+        return 1, f"{exc}{_DEBUG_HINT}"
+    lines = str(exc).strip().splitlines()
+    return 1, f"{type(exc).__name__}: {lines[-1] if lines else ''}{_DEBUG_HINT}"
+
+
+def _prepare_hint(prepare: str | None, error: str) -> str:
+    """What to do when a spec's input or model files are missing and the spec names the command
+    that makes them (its ``prepare`` key, as the shipped examples do)."""
+    if not prepare or not _MISSING_DATA.search(error):
+        return ""
+    return f"this spec's data or models are not there yet: run `{prepare}` first"
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return f"curator {version('curator-core')} (Python {sys.version.split()[0]})"
+    except PackageNotFoundError:  # pragma: no cover - a source tree that is not installed
+        return "curator (curator-core is not installed: version unknown)"
 
 
 def _short(exc: BaseException) -> str:
     """An error message with an embedded traceback cut to its last line (the exception),
-    unless CURATOR_TRACEBACK=1."""
+    unless --debug, CURATOR_DEBUG=1 or CURATOR_TRACEBACK=1."""
     text = str(exc)
     head, found, trace = text.partition("Traceback (most recent call last):")
-    if not found or env_flag("CURATOR_TRACEBACK"):
+    if not found or env_flag("CURATOR_TRACEBACK") or env_flag("CURATOR_DEBUG"):
         return text
     last = next((line.strip() for line in reversed(trace.splitlines()) if line.strip()), "")
-    return f"{head.strip()} {last} (CURATOR_TRACEBACK=1 shows the traceback)"
+    return f"{head.strip()} {last}{_DEBUG_HINT}"
 
 
 def _entry() -> Any:  # pragma: no cover

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from curator.executors.base import RunResult
+
 __all__ = [
+    "PipelineFailedError",
     "CuratorError",
     "ConfigError",
     "PipelineValidationError",
@@ -43,3 +49,24 @@ class UnknownNameError(ConfigError, KeyError):
 class AmbiguousNameError(UnknownNameError, PluginConflictError):
     """Several plugins registered a name and none of them is built in: the message names every
     provider and the qualified ``plugin:Name`` that picks one."""
+
+
+class PipelineFailedError(CuratorError):
+    """Tasks failed for good during a run. ``Pipeline.run()`` raises it (as NeMo Curator raises)
+    after all other work finished, the failed tasks were kept whole in the rejected sink and the
+    report and summary were written; ``result`` is the run's ``RunResult`` and ``failed`` its
+    failed tasks. Pass ``raise_on_failure=False`` to get the result (``result.ok`` false)
+    instead."""
+
+    def __init__(self, result: RunResult | Any) -> None:
+        self.result = result
+        self.failed = list(result.failed)
+        shown = "\n  ".join(str(f) for f in self.failed[:10])
+        more = f"\n  … and {len(self.failed) - 10} more" if len(self.failed) > 10 else ""
+        path = result.rejected.path
+        where = (f"they are kept whole in {path}; fix the cause and run "
+                 f"`curator replay {path}` (or Pipeline.replay)" if path else
+                 "they are kept in error.result.failed; pass rejected_dir= to keep them on disk "
+                 "for replay")
+        super().__init__(f"{len(self.failed)} task(s) failed after their retries:\n  "
+                         f"{shown}{more}\n{where}")

@@ -12,17 +12,50 @@ if TYPE_CHECKING:
     import fsspec
 
 __all__ = ["atomic_write", "expand_paths", "list_files", "join_path", "get_fs", "ensure_dir", "file_stem",
-           "COMPRESSION_SUFFIXES"]
+           "COMPRESSION_SUFFIXES", "register_storage_options", "storage_options_for"]
 
 #: compression suffixes dropped together with the extension before them by :func:`file_stem`
 COMPRESSION_SUFFIXES = (".gz", ".bz2", ".xz", ".zst", ".lz4", ".snappy", ".zip")
 
 
-def get_fs(path: str) -> tuple[fsspec.AbstractFileSystem, str]:
-    """The fsspec filesystem for ``path`` and the path within it (globs are not expanded)."""
-    import fsspec  # noqa: PLC0415 - imported on first use: `import curator` stays light
+_STORAGE_OPTIONS: dict[str, dict[str, Any]] = {}
 
-    fs, inner = fsspec.core.url_to_fs(path)
+
+def register_storage_options(paths: str | Sequence[str], options: dict[str, Any] | None
+                             ) -> None:
+    """Use ``options`` (fsspec storage options: credentials, endpoint …) for every path under
+    ``paths`` in this process: what a reader's ``read_kwargs={"storage_options": ...}`` or a
+    writer's ``write_kwargs`` sets (stages register on the driver and again in each worker), so
+    listing, reading, writing and the output directory's bookkeeping all see them. A later
+    registration of the same path replaces the earlier one."""
+    if not options:
+        return
+    for p in [paths] if isinstance(paths, str) else paths:
+        root = str(p)
+        for i, ch in enumerate(root):  # a glob's directory part
+            if ch in "*?[":
+                root = root[:i].rsplit("/", 1)[0] + "/"
+                break
+        _STORAGE_OPTIONS[root.rstrip("/") or root] = dict(options)
+
+
+def storage_options_for(path: str) -> dict[str, Any]:
+    """The storage options registered for ``path`` (its longest registered prefix), or ``{}``."""
+    best, found = -1, {}
+    for root, options in _STORAGE_OPTIONS.items():
+        if (path == root or path.startswith(root + "/")) and len(root) > best:
+            best, found = len(root), options
+    return found
+
+
+def get_fs(path: str, storage_options: dict[str, Any] | None = None
+           ) -> tuple[fsspec.AbstractFileSystem, str]:
+    """The fsspec filesystem for ``path`` and the path within it (globs are not expanded), with
+    ``storage_options`` or else those registered for the path (:func:`register_storage_options`)."""
+    import fsspec
+
+    options = storage_options if storage_options is not None else storage_options_for(path)
+    fs, inner = fsspec.core.url_to_fs(path, **options)
     return fs, inner
 
 
@@ -98,7 +131,7 @@ def list_files(paths: str | Sequence[str], extensions: Sequence[str] | None = No
     """
     items = [paths] if isinstance(paths, str) else list(paths)
     if len(items) > 1 and max_workers > 1:
-        from concurrent.futures import ThreadPoolExecutor  # noqa: PLC0415
+        from concurrent.futures import ThreadPoolExecutor
 
         with ThreadPoolExecutor(min(max_workers, len(items))) as pool:
             listed = list(pool.map(lambda it: _list_one(it, extensions), items))
@@ -121,6 +154,7 @@ def _list_one(item: str, extensions: Sequence[str] | None) -> list[tuple[str, in
         # like a shell glob (and directory listing), skip hidden files such as the
         # temporary files of atomic_write, unless the pattern itself names hidden files
         hidden_ok = p.rsplit("/", 1)[-1].startswith(".")
+        base = ""
         listing = fs.glob(p, detail=True)
     else:
         try:
@@ -131,10 +165,13 @@ def _list_one(item: str, extensions: Sequence[str] | None) -> list[tuple[str, in
             return [(protocol + p if protocol and not p.startswith(protocol) else p,
                      int(info.get("size") or 0))]
         hidden_ok = False
-        listing = fs.find(p, detail=True)
+        base = p.rstrip("/") + "/"  # its hidden subfolders are skipped too (the run manifest's
+        listing = fs.find(p, detail=True)  # journal and resume state live in .curator-*/)
     found = [(name, int(info.get("size") or 0)) for name, info in listing.items()
              if info.get("type") == "file"
-             and (hidden_ok or not name.rsplit("/", 1)[-1].startswith("."))]
+             and (hidden_ok or not any(part.startswith(".") for part in (
+                 name[len(base):] if base and name.startswith(base)
+                 else name.rsplit("/", 1)[-1]).split("/")))]
     if extensions:
         found = [(f, s) for f, s in found if f.endswith(tuple(extensions))]
     return [(protocol + f if protocol and not f.startswith(protocol) else f, s) for f, s in found]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import threading
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -14,9 +15,14 @@ if TYPE_CHECKING:
 
 __all__ = ["RejectedRecord", "RejectedSink", "FailedTask", "FAILED_SUFFIX"]
 
+_log = logging.getLogger(__name__)
+
 FAILED_SUFFIX = ".failed"
 """Entries of failed tasks are ``{stage}/{task_id}.failed.jsonl`` (the reason and traceback)
-beside ``.failed.task.pkl`` (the task) and, for tabular data, ``.failed.parquet`` (its data)."""
+beside ``.failed.task.json`` (the task, naming its registered task class) and the files of its
+data: ``.failed.parquet`` for tables, the image / audio / video bytes it carries (see
+:mod:`curator.task_files`). Only a task that cannot be stored as data is pickled
+(``.failed.task.pkl``); replay reads that only with ``trust_pickles=True``."""
 
 
 @dataclass
@@ -66,8 +72,11 @@ class RejectedSink:
 
     Records rejected by design go as JSON lines to ``{path}/{stage}/{task_id}.jsonl``; a task
     that failed for good is written whole: ``{stage}/{task_id}.failed.jsonl`` (reason and
-    traceback), ``.failed.task.pkl`` (the task, cloudpickled) and ``.failed.parquet`` (its data,
-    when it is a ``pyarrow.Table``), so it can be replayed. Writes are atomic and names
+    traceback), ``.failed.task.json`` (the task as data, naming its registered task class) and
+    the files of its data (``.failed.parquet`` for a table, the bytes of images, audio and
+    clips), so it can be replayed without reading a pickle. A task whose class is not
+    registered as a ``task`` or that holds arbitrary objects is pickled instead
+    (``.failed.task.pkl``, with a warning); replay reads that only when trusted. Writes are atomic and names
     deterministic, so a re-run overwrites instead of duplicating; within one run no entry
     overwrites another (a second entry for the same stage and task gets a ``.2``, ``.3`` …
     suffix). Without ``path`` records and failed tasks are kept in memory (``records``,
@@ -126,50 +135,44 @@ class RejectedSink:
         return failed
 
     def _write_failed(self, record: RejectedRecord, task: Task | None) -> str:
-        import cloudpickle  # noqa: PLC0415
+        from curator.task_files import TASK_SUFFIX, TaskNotSerializable, save_task
 
         entry = self._target(record.stage, record.task_id, FAILED_SUFFIX + ".jsonl")
         stem = entry[: -len(".jsonl")]
-        files: dict[str, str] = {}
+        files: dict[str, Any] = {}
+        extra: dict[str, Any] = {}
         if task is not None:
-            shell = task
-            if _is_table(task.data):
-                import pyarrow.parquet as pq  # noqa: PLC0415
-
-                with atomic_write(stem + ".parquet", "wb") as fh:
-                    pq.write_table(task.data, fh)
-                files["data"] = stem.rsplit("/", 1)[-1] + ".parquet"
-                shell = _without_data(task)
-            with atomic_write(stem + ".task.pkl", "wb") as fh:
-                cloudpickle.dump(shell, fh)
-            files["task"] = stem.rsplit("/", 1)[-1] + ".task.pkl"
+            try:
+                written = save_task(task, stem, stage=record.stage)
+                files["task"] = written[-1]
+                files["data"] = [n for n in written if not n.endswith(TASK_SUFFIX)]
+            except TaskNotSerializable as exc:
+                files["task"] = self._write_pickle(task, stem)
+                extra["pickled"] = f"{exc}"
+                _log.warning("%s/%s: the failed task is kept as a pickle (%s); `curator replay` "
+                             "reads it only with --trust-pickles", record.stage, record.task_id,
+                             exc)
         rec = RejectedRecord(**{**asdict(record), "record": {**record.record, "files": files,
-                                                             "run_id": self.run_id}})
+                                                             "run_id": self.run_id, **extra}})
         with atomic_write(entry, "w") as fh:
             fh.write(rec.to_json() + "\n")
         with self._lock:
             self.files.append(entry)
         return entry
 
+    @staticmethod
+    def _write_pickle(task: Task, stem: str) -> str:
+        """Keep a task that cannot be stored as data whole anyway (nothing lost); only
+        ``trust_pickles`` replays read it."""
+        import cloudpickle
+
+        with atomic_write(stem + ".task.pkl", "wb") as fh:
+            cloudpickle.dump(task, fh)
+        return stem.rsplit("/", 1)[-1] + ".task.pkl"
+
     @property
     def total(self) -> int:
         return sum(self.counts.values())
-
-
-def _is_table(data: Any) -> bool:
-    try:
-        import pyarrow as pa  # noqa: PLC0415
-    except ImportError:  # pragma: no cover - pyarrow is a core dependency
-        return False
-    return isinstance(data, pa.Table)
-
-
-def _without_data(task: Task) -> Task:
-    import copy  # noqa: PLC0415
-
-    shell = copy.copy(task)
-    object.__setattr__(shell, "data", None)  # past a subclass's converting __setattr__
-    return shell
 
 
 def _safe(name: str) -> str:

@@ -6,6 +6,13 @@ every failed-task entry of the directory, groups the tasks by the stage they fai
 each group through that stage and everything after it. A task that succeeds has its entry moved
 to ``{rejected_dir}/.replayed/``; one that fails again gets its entry rewritten with the new
 reason. Writers keep their deterministic names, so replayed output lands where it would have.
+
+Failed tasks are stored as data (``*.failed.task.json`` naming a registered task class, plus
+Parquet / image / audio / clip files) and rebuilt through their class, so replaying a rejected
+directory runs no code from it. A task kept as a pickle (``*.failed.task.pkl``: its class was
+not registered, or an older Curator wrote it) is read only with ``trust_pickles=True``
+(``curator replay --trust-pickles``): unpickling runs whatever code the file holds, so do that
+only for a directory nobody else can write to.
 """
 
 from __future__ import annotations
@@ -24,6 +31,7 @@ from curator.errors import ConfigError
 from curator.executors.stats import RunStats
 from curator.io import atomic_write, get_fs, join_path
 from curator.rejected import FAILED_SUFFIX, FailedTask
+from curator.task_files import TASK_SUFFIX, TaskFiles, load_task
 from curator.tasks import Task
 
 if TYPE_CHECKING:
@@ -48,29 +56,53 @@ class FailedEntry:
     files: list[str]
 
 
-def load_failed(source: str | RunResult) -> list[FailedEntry]:
+def load_failed(source: str | RunResult, *, trust_pickles: bool = False) -> list[FailedEntry]:
     """The failed tasks kept by a run: from a rejected directory (``{stage}/*.failed.jsonl``
     entries) or from a :class:`~curator.executors.base.RunResult` whose sink kept them in
-    memory."""
+    memory. Tasks are rebuilt from their data files; an entry kept as a pickle raises
+    :class:`ConfigError` unless ``trust_pickles`` (checked for every entry before any task is
+    loaded)."""
     if not isinstance(source, str):
         return _from_result(source)
     fs, root = get_fs(source)
     pattern = f"{root.rstrip('/')}/*/*{FAILED_SUFFIX}*.jsonl"
-    entries = []
+    found = []
     for path in sorted(fs.glob(pattern)):
         with fs.open(path, "r") as fh:
             rec = json.loads(fh.readline())
         files = rec.get("record", {}).get("files") or {}
-        if "task" not in files:
-            raise ConfigError(f"{path}: this failed-task entry has no task file (written by an "
-                              f"older Curator?), so it cannot be replayed")
+        if not isinstance(files, dict) or not isinstance(files.get("task"), str):
+            raise ConfigError(f"{path}: this failed-task entry names no task file, so it cannot "
+                              f"be replayed")
+        found.append((path, rec, files))
+    pickled = [p for p, _, files in found if not files["task"].endswith(TASK_SUFFIX)]
+    if pickled and not trust_pickles:
+        raise ConfigError(
+            f"{len(pickled)} failed task(s) in {source} are stored as pickles (e.g. "
+            f"{pickled[0].rsplit('/', 1)[0]}/{_task_name(pickled[0], found)}), written by an "
+            f"older Curator or for a task class that is not registered as a task. Reading a "
+            f"pickle runs whatever code it holds, so Curator reads none by default. If you trust "
+            f"everyone who can write to {source}, opt in: `curator replay {source} --spec ... "
+            f"--trust-pickles` (Python: Pipeline.replay(..., trust_pickles=True))")
+    entries = []
+    for path, rec, files in found:
         folder = path.rsplit("/", 1)[0]
-        task = _load_task(fs, f"{folder}/{files['task']}",
-                          f"{folder}/{files['data']}" if "data" in files else None)
-        paths = [path] + [f"{folder}/{name}" for name in files.values()]
+        data = files.get("data") or []
+        names = [files["task"], *([data] if isinstance(data, str) else data)]
+        task = _load_task(fs, folder, files["task"], data if isinstance(data, str) else None)
+        paths = [path] + [_in(folder, name) for name in names]
         entries.append(FailedEntry(rec["stage"], task, rec.get("error", ""),
                                    rec.get("record", {}).get("run_id", ""), paths))
     return entries
+
+
+def _task_name(path: str, found: list[tuple[str, dict, dict]]) -> str:
+    return next(files["task"] for p, _, files in found if p == path)
+
+
+def _in(folder: str, name: str) -> str:
+    """``folder/name`` for a plain file name from an entry (no path separators)."""
+    return TaskFiles(f"{folder}/x").path(name)
 
 
 def _failed_files(rejected_dir: str) -> Iterator[str]:
@@ -111,15 +143,19 @@ def _from_result(result: RunResult) -> list[FailedEntry]:
     return out
 
 
-def _load_task(fs: Any, task_path: str, data_path: str | None) -> Task:
-    import cloudpickle  # noqa: PLC0415
+def _load_task(fs: Any, folder: str, task_name: str, legacy_data: str | None) -> Task:
+    """A task from its stored data; a pickle (and an older entry's separate Parquet data) only
+    gets here once the caller has checked ``trust_pickles``."""
+    if task_name.endswith(TASK_SUFFIX):
+        return load_task(_in(folder, task_name))
+    import cloudpickle
 
-    with fs.open(task_path, "rb") as fh:
+    with fs.open(_in(folder, task_name), "rb") as fh:
         task = cloudpickle.load(fh)
-    if data_path is not None:
-        import pyarrow.parquet as pq  # noqa: PLC0415
+    if legacy_data is not None:
+        import pyarrow.parquet as pq
 
-        with fs.open(data_path, "rb") as fh:
+        with fs.open(_in(folder, legacy_data), "rb") as fh:
             task.data = pq.read_table(fh)
     return task
 
@@ -146,7 +182,7 @@ def replay_run(stages: list[ProcessingStage], entries: list[FailedEntry],
     """Run each entry's task through ``stages`` from the stage it failed in; returns one
     :class:`RunResult` over all of them. ``claim(stages, checkpoint_dir)`` is a context
     manager claiming the writers' output directories (see :meth:`curator.Pipeline.replay`)."""
-    from curator.executors.base import BaseExecutor  # noqa: PLC0415
+    from curator.executors.base import BaseExecutor
 
     index = {s.name: i for i, s in enumerate(stages)}
     groups: dict[int, list[Task]] = {}

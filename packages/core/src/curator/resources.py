@@ -52,7 +52,7 @@ class Resources:
         """``"cuda"`` when a GPU is asked for and torch sees one, else ``"cpu"`` (imports torch
         only when a GPU is asked for)."""
         if self.requires_gpu:
-            import torch  # noqa: PLC0415
+            import torch
 
             if torch.cuda.is_available():
                 return "cuda"

@@ -6,6 +6,8 @@ Format::
     description: optional
     executor: local                      # or {name: ray_data, config: {...}}
     run: {rejected_dir: rejected/, checkpoint_dir: ckpt/, max_retries: 1}   # optional
+    prepare: python make_data.py         # optional: the command that creates the spec's input
+                                         # data; `curator run` names it when that data is missing
     stages:
       - stage: JsonlReader               # a registered stage
         file_paths: data/*.jsonl
@@ -25,12 +27,8 @@ from __future__ import annotations
 
 import copy
 import difflib
-import functools
 import inspect
 import json
-import sys
-import types
-import typing
 from pathlib import Path
 from typing import Any
 
@@ -38,19 +36,20 @@ import yaml
 
 from curator.errors import ConfigError, UnknownNameError
 from curator.executors.base import BaseExecutor
+from curator.params import check_parameter_types
 from curator.pipeline import Pipeline
 from curator.plugins import Registry, get_registry
-from curator.plugins.kinds import KIND_NAMES
+from curator.plugins.kinds import KINDS
 from curator.resources import Resources
 from curator.stages.base import ProcessingStage
 
 __all__ = ["COMPONENT_KEYS", "MAX_ALIAS_EXPANSION", "load_spec", "apply_overrides",
            "pipeline_from_spec", "executor_from_spec", "build_component", "check_parameter_types"]
 
-COMPONENT_KEYS: tuple[str, ...] = ("stage", *(k for k in KIND_NAMES if k not in ("stage",
-                                                                                "executor")))
+COMPONENT_KEYS: tuple[str, ...] = ("stage", *(k.name for k in KINDS if k.spec_key
+                                              and k.name not in ("stage", "executor")))
 """YAML keys naming a registered component, from the table of kinds (``stage`` accepts any)."""
-_TOP_KEYS = {"name", "description", "executor", "stages", "run"}
+_TOP_KEYS = {"name", "description", "executor", "stages", "run", "prepare"}
 _RUN_KEYS = {"rejected_dir", "checkpoint_dir", "max_retries", "progress", "summary"}
 MAX_ALIAS_EXPANSION = 100_000
 """How many nodes YAML aliases may add to a spec when expanded (a billion-laughs guard)."""
@@ -114,7 +113,7 @@ def load_spec(path: str | Path) -> dict[str, Any]:
         if str(path).endswith(".json"):
             spec = json.loads(text)
         else:
-            spec = yaml.load(text, Loader=_BoundedLoader)  # noqa: S506 - a SafeLoader subclass
+            spec = yaml.load(text, Loader=_BoundedLoader)
     except (yaml.YAMLError, json.JSONDecodeError) as exc:
         raise ConfigError(f"{path}: not valid YAML/JSON: {exc}") from exc
     except ConfigError as exc:
@@ -136,7 +135,7 @@ def apply_overrides(spec: dict[str, Any], assignments: list[str]) -> dict[str, A
             raise ConfigError(f"--set {assignment!r}: expected key.path=value")
         key, raw = assignment.split("=", 1)
         try:
-            value = yaml.load(raw, Loader=_BoundedLoader) if raw != "" else ""  # noqa: S506
+            value = yaml.load(raw, Loader=_BoundedLoader) if raw != "" else ""
         except (yaml.YAMLError, ConfigError) as exc:
             raise ConfigError(f"--set {key}: {exc}") from None
         parts = key.strip().split(".")
@@ -246,81 +245,6 @@ def build_component(d: dict[str, Any], registry: Registry | None = None,
         except (TypeError, ValueError) as exc:
             raise ConfigError(f"{label}: with: {exc}") from exc
     return obj
-
-
-_SCALARS = (str, int, float, bool)
-
-
-def check_parameter_types(cls: Any, params: dict[str, Any], label: str) -> dict[str, Any]:
-    """Validate ``params`` against the annotations of ``cls``'s constructor with pydantic (lax
-    mode, so ``"50"`` is accepted for an ``int`` and becomes ``50``). Returns the parameters,
-    scalars converted to their annotated type; raises :class:`ConfigError` naming ``label``,
-    the parameter, the expected type and the value. Unannotated parameters are not checked."""
-    import pydantic  # noqa: PLC0415 - only specs need it
-
-    hints = _type_hints(cls)
-    checked = dict(params)
-    for pname, value in params.items():
-        adapter = _adapter(hints.get(pname, Any))
-        if adapter is None:
-            continue
-        try:
-            result = adapter.validate_python(value)
-        except pydantic.ValidationError as exc:
-            reason = exc.errors()[0].get("msg", "") if exc.errors() else ""
-            raise ConfigError(
-                f"{label}: parameter {pname!r} expects {_type_name(hints[pname])}, got {value!r} "
-                f"({type(value).__name__}){': ' + reason if reason else ''}") from None
-        if isinstance(value, _SCALARS) and type(result) in _SCALARS:
-            checked[pname] = result  # "50" -> 50 for an int; 3 -> 3.0 for a float
-    return checked
-
-
-def _type_hints(cls: Any) -> dict[str, Any]:
-    """The constructor's resolved annotations; one that cannot be resolved is left out."""
-    target = cls.__init__ if inspect.isclass(cls) else cls
-    try:
-        return typing.get_type_hints(target)
-    except Exception:  # noqa: BLE001 - resolve one by one, skipping the unresolvable
-        pass
-    globalns = getattr(target, "__globals__", None) or vars(
-        sys.modules.get(getattr(cls, "__module__", ""), typing))
-    hints = {}
-    for name, annotation in getattr(target, "__annotations__", {}).items():
-        holder = types.SimpleNamespace(__annotations__={name: annotation})
-        try:
-            hints[name] = typing.get_type_hints(holder, globalns=globalns)[name]
-        except Exception:  # noqa: BLE001
-            continue
-    return hints
-
-
-@functools.lru_cache(maxsize=512)
-def _cached_adapter(annotation: Any) -> Any:
-    import pydantic  # noqa: PLC0415
-
-    config = pydantic.ConfigDict(arbitrary_types_allowed=True, coerce_numbers_to_str=True)
-    for kwargs in ({"config": config}, {}):  # types with their own config refuse ``config``
-        try:
-            return pydantic.TypeAdapter(annotation, **kwargs)
-        except Exception:  # noqa: BLE001 - a type pydantic cannot check is left unchecked
-            continue
-    return None
-
-
-def _adapter(annotation: Any) -> Any:
-    if annotation is Any:
-        return None
-    try:
-        return _cached_adapter(annotation)
-    except TypeError:  # unhashable annotation
-        return _cached_adapter.__wrapped__(annotation)
-
-
-def _type_name(annotation: Any) -> str:
-    if isinstance(annotation, type):
-        return annotation.__name__
-    return str(annotation).replace("typing.", "")
 
 
 def pipeline_from_spec(spec: dict[str, Any], registry: Registry | None = None) -> Pipeline:

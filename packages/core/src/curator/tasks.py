@@ -28,12 +28,11 @@ def get_deterministic_hash(inputs: list[str], seed: str = "") -> str:
 
 class _TaskMeta(type):
     """Accepts NeMo Curator's constructor forms on every Task class:
-    ``DocumentBatch(dataset_name=..., data=...)`` without ``task_id`` (NeMo >= 1.3; the id is then
-    derived from the content, see :meth:`Task.get_deterministic_id`), ``_metadata=`` and
+    ``DocumentBatch(dataset_name=..., data=...)`` without ``task_id`` (NeMo >= 1.3: the id is
+    then ``""`` until the executor assigns one, see :meth:`Task._set_task_id`), ``_metadata=`` and
     ``_stage_perf=`` for ``metadata=`` / ``stage_perf=``, and NeMo's positional order
-    ``(dataset_name, data)`` when at most two positional arguments and no ``task_id`` are given
-    (two strings are read as ours: ``(task_id, dataset_name)`` with a default ``data``). Our own
-    forms (``task_id`` first; three or more positional arguments) keep working."""
+    ``(dataset_name, data, _stage_perf, _metadata)`` unless the second argument is a string
+    (then it is ours, ``(task_id, dataset_name, data, metadata, stage_perf)``)."""
 
     def __call__(cls, *args: Any, **kwargs: Any) -> Any:
         for nemo, ours in (("_metadata", "metadata"), ("_stage_perf", "stage_perf")):
@@ -42,23 +41,35 @@ class _TaskMeta(type):
                     raise TypeError(f"{cls.__name__}: give {ours}= or {nemo}=, not both")
                 value = kwargs.pop(nemo)
                 kwargs[ours] = value if value is not None else ([] if ours == "stage_perf" else {})
-        derive_id = False
-        if "task_id" not in kwargs and "task_id" in getattr(cls, "__dataclass_fields__", {}):
-            ours_positional = len(args) >= 3 or (len(args) == 2 and (
-                "data" in kwargs or isinstance(args[1], str))) or (
-                len(args) == 1 and "dataset_name" in kwargs)
-            if not ours_positional and not _field_has_default(cls, "task_id"):
-                for name, value in zip(("dataset_name", "data"), args, strict=False):
-                    if name in kwargs:
-                        raise TypeError(f"{cls.__name__}: {name} given twice")
-                    kwargs[name] = value
-                args = ()
-                kwargs["task_id"] = ""
-                derive_id = True
-        obj = super().__call__(*args, **kwargs)
-        if derive_id:
-            obj.task_id = obj.get_deterministic_id() or obj._content_id()
-        return obj
+        if args and _generated_init(cls):
+            ours_positional = "task_id" not in kwargs and (
+                (len(args) >= 2 and isinstance(args[1], str))
+                or (len(args) == 2 and "data" in kwargs)
+                or (len(args) == 1 and "dataset_name" in kwargs))
+            names = _OURS if ours_positional else _NEMO
+            if len(args) > len(names):
+                raise TypeError(f"{cls.__name__}: at most {len(names)} positional arguments "
+                                f"({', '.join(names)}); pass the others by keyword")
+            for name, value in zip(names, args, strict=False):
+                if name in kwargs:
+                    raise TypeError(f"{cls.__name__}: {name} given twice")
+                kwargs[name] = value
+            args = ()
+        return super().__call__(*args, **kwargs)
+
+
+# Positional orders: ours puts the id first; NeMo Curator's task has no id argument.
+_OURS = ("task_id", "dataset_name", "data", "metadata", "stage_perf")
+_NEMO = ("dataset_name", "data", "stage_perf", "metadata")
+
+
+def _generated_init(cls: type) -> bool:
+    """Whether ``cls`` is built by a dataclass-generated ``__init__`` (a hand-written one gets
+    its positional arguments as written)."""
+    owner = next(k for k in cls.__mro__ if "__init__" in k.__dict__)
+    return dataclasses.is_dataclass(owner) and getattr(
+        owner.__dict__["__init__"], "__qualname__", "").endswith(f"{owner.__qualname__}.__init__") \
+        and "__dataclass_fields__" in owner.__dict__
 
 
 def _field_has_default(cls: type, name: str) -> bool:
@@ -66,15 +77,84 @@ def _field_has_default(cls: type, name: str) -> bool:
     return f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING
 
 
-@dataclass
+@dataclass(init=False)
 class StagePerf:
-    """What one stage did to one task: timing and item counts."""
+    """What one stage did to one task: timing and item counts.
+
+    NeMo Curator's ``StagePerfStats`` too: its constructor names (``stage_name=``,
+    ``process_time=``, ``num_items_processed=``) and attributes (the same names, with
+    ``actor_idle_time``, ``input_data_size_mb`` and ``custom_metrics``: what the stage recorded
+    with ``_log_metric`` / ``_time_metric``), ``+``, ``sum()``, ``to_dict()`` and ``items()``.
+    """
 
     stage: str
     process_time_s: float
     items_in: int
     items_out: int
     worker: str = ""
+    actor_idle_time: float = 0.0
+    input_data_size_mb: float = 0.0
+    custom_metrics: dict[str, float] = field(default_factory=dict)
+
+    def __init__(self, stage: str = "", process_time_s: float = 0.0, items_in: int = 0,
+                 items_out: int = 0, worker: str = "", actor_idle_time: float = 0.0,
+                 input_data_size_mb: float = 0.0, custom_metrics: dict[str, float] | None = None,
+                 *, stage_name: str | None = None, process_time: float | None = None,
+                 num_items_processed: int | None = None) -> None:
+        self.stage = stage_name if stage_name is not None else stage
+        self.process_time_s = process_time if process_time is not None else process_time_s
+        self.items_in = num_items_processed if num_items_processed is not None else items_in
+        self.items_out = items_out
+        self.worker = worker
+        self.actor_idle_time = actor_idle_time
+        self.input_data_size_mb = input_data_size_mb
+        self.custom_metrics = dict(custom_metrics or {})
+
+    # NeMo Curator's names
+    stage_name = property(lambda self: self.stage,
+                          lambda self, v: setattr(self, "stage", v))
+    process_time = property(lambda self: self.process_time_s,
+                            lambda self, v: setattr(self, "process_time_s", v))
+    num_items_processed = property(lambda self: self.items_in,
+                                   lambda self, v: setattr(self, "items_in", v))
+
+    def __add__(self, other: StagePerf) -> StagePerf:
+        keys = set(self.custom_metrics) | set(other.custom_metrics)
+        return StagePerf(self.stage, self.process_time_s + other.process_time_s,
+                         self.items_in + other.items_in, self.items_out + other.items_out,
+                         self.worker, self.actor_idle_time + other.actor_idle_time,
+                         self.input_data_size_mb + other.input_data_size_mb,
+                         {k: self.custom_metrics.get(k, 0.0) + other.custom_metrics.get(k, 0.0)
+                          for k in keys})
+
+    def __radd__(self, other: Any) -> StagePerf:
+        if isinstance(other, int) and other == 0:  # sum() starts at 0
+            return self
+        if not isinstance(other, StagePerf):
+            raise TypeError(f"Cannot add {type(other).__name__} to StagePerf")
+        return other.__add__(self)
+
+    def reset(self) -> None:
+        """Zero the counters (NeMo Curator's method)."""
+        self.process_time_s = self.actor_idle_time = self.input_data_size_mb = 0.0
+        self.items_in = self.items_out = 0
+        self.custom_metrics = {}
+
+    def to_dict(self) -> dict[str, Any]:
+        """NeMo Curator's dict: ``stage_name``, ``process_time``, ``actor_idle_time``,
+        ``input_data_size_mb``, ``num_items_processed``, ``custom_metrics``."""
+        return {"stage_name": self.stage, "process_time": self.process_time_s,
+                "actor_idle_time": self.actor_idle_time,
+                "input_data_size_mb": self.input_data_size_mb,
+                "num_items_processed": self.items_in, "custom_metrics": dict(self.custom_metrics)}
+
+    def items(self) -> list[tuple[str, float | int]]:
+        """``(metric, value)`` pairs, custom metrics as ``custom.<name>`` (NeMo Curator's)."""
+        d = self.to_dict()
+        d.pop("stage_name")
+        custom = d.pop("custom_metrics")
+        d.update({f"custom.{k}": v for k, v in custom.items()})
+        return list(d.items())
 
 
 @dataclass
@@ -89,13 +169,15 @@ class Task(Generic[T], metaclass=_TaskMeta):
     came from and ``metadata["partition"]`` the source partition (set by the executor).
 
     NeMo Curator's forms work too: ``Task(dataset_name=..., data=...)`` without ``task_id`` (the
-    id is then :meth:`get_deterministic_id`, or a hash of the content, so it is the same on every
-    run), ``_metadata=`` / ``_stage_perf=`` in the constructor and as attributes.
+    id is then ``""``, as in NeMo: the executor names such a task after the task it came from,
+    see :meth:`_set_task_id`, or for a source's output after :meth:`get_deterministic_id` or its
+    content, so it is the same on every run), ``_metadata=`` / ``_stage_perf=`` in the
+    constructor and as attributes.
     """
 
-    task_id: str
     dataset_name: str
     data: T
+    task_id: str = field(default="", kw_only=True)  # NeMo: assigned by the executor
     metadata: dict[str, Any] = field(default_factory=dict)
     stage_perf: list[StagePerf] = field(default_factory=list)
 
@@ -118,6 +200,16 @@ class Task(Generic[T], metaclass=_TaskMeta):
     def add_stage_perf(self, perf: StagePerf) -> None:
         """Append one stage's performance record (NeMo Curator's method)."""
         self.stage_perf.append(perf)
+
+    def _set_task_id(self, parent_task_id: str, current_task_id_suffix: str | int) -> None:
+        """NeMo Curator's id path: ``f"{parent_task_id}_{suffix}"`` (just the suffix when the
+        parent id is empty). Always overwrites ``task_id``."""
+        self.task_id = (f"{parent_task_id}_{current_task_id_suffix}" if parent_task_id
+                        else str(current_task_id_suffix))
+
+    def get_source_id(self) -> str:
+        """The last segment of the id path (NeMo Curator's method)."""
+        return self.task_id.rsplit("_", 1)[-1]
 
     def get_deterministic_id(self) -> str | None:
         """A content-based id for this task as a source, or ``None`` (NeMo Curator's method;
@@ -145,6 +237,22 @@ class Task(Generic[T], metaclass=_TaskMeta):
     def validate(self) -> bool:
         """Whether the task's data is well formed; subclasses check their own invariants."""
         return True
+
+    # Stored as data, never pickled (failed tasks, dedup caches): see curator.task_files.
+    def dump_data(self, files: Any) -> Any:
+        """``data`` as JSON state, its bytes written through ``files`` (a
+        :class:`curator.task_files.TaskFiles`). Default: a ``pyarrow.Table`` as Parquet; JSON
+        values, bytes, NumPy arrays and tables otherwise. Override for other data."""
+        from curator.task_files import dump_data
+
+        return dump_data(self.data, files)
+
+    @classmethod
+    def load_data(cls, state: Any, files: Any) -> Any:
+        """The ``data`` that :meth:`dump_data` stored as ``state``."""
+        from curator.task_files import load_value
+
+        return load_value(state, files)
 
     def derive(self, data: Any, *, suffix: str | int | None = None, cls: type[Task] | None = None,
                **kwargs: Any) -> Task:
@@ -176,7 +284,7 @@ class EmptyTask(Task[None]):
     """The root task handed to the first stage of a pipeline (a source stage ignores it).
     ``EmptyTask()`` needs no arguments."""
 
-    task_id: str = "empty"
+    task_id: str = field(default="0", kw_only=True)  # NeMo Curator's implicit root id
     dataset_name: str = ""
     data: None = None
 
@@ -185,7 +293,7 @@ class EmptyTask(Task[None]):
         return 0
 
 
-EMPTY_TASK = EmptyTask(task_id="empty", dataset_name="", data=None)
+EMPTY_TASK = EmptyTask(task_id="0", dataset_name="", data=None)
 
 
 def new_task_id() -> str:

@@ -30,3 +30,6 @@ def curator_register(register: Register) -> None:
         register(cls, modality="image")
     register(WebDatasetShardPartitionStage, modality="image", kind="reader")  # lists shards
     register(ImageSemanticDeduplicationWorkflow, modality="image", kind="deduplicator")
+    from curator_image.tasks import ImageBatch
+
+    register(ImageBatch, modality="image", kind="task")  # stored as its image files + JSON

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 import numpy as np
@@ -61,3 +61,35 @@ class ImageBatch(Task[list[ImageObject]]):
     def with_images(self, images: list[ImageObject]) -> ImageBatch:
         """A 1:1 derived batch (same id and metadata) holding ``images``."""
         return self.derive(images)  # type: ignore[return-value]
+
+    def dump_data(self, files: Any) -> list[dict[str, Any]]:
+        """Each image's encoded bytes as its own file (``{stem}.{i}-{image_id}.{ext}``), decoded
+        pixels and embeddings as ``.npy``, the other fields as JSON (see
+        :mod:`curator.task_files`)."""
+        from curator.task_files import dump_value
+
+        out = []
+        for i, image in enumerate(self.data):
+            state: dict[str, Any] = {}
+            for f in fields(ImageObject):
+                value = getattr(image, f.name)
+                if f.name == "raw" and value is not None:
+                    state["raw"] = files.put(f"{i}-{image.image_id}.{image.image_ext or 'bin'}",
+                                             bytes(value))
+                else:
+                    state[f.name] = dump_value(value, files)
+            out.append(state)
+        return out
+
+    @classmethod
+    def load_data(cls, state: Any, files: Any) -> list[ImageObject]:
+        from curator.task_files import load_value
+
+        known = {f.name for f in fields(ImageObject)}
+        images = []
+        for rec in state or []:
+            kwargs = {k: load_value(v, files) for k, v in rec.items() if k in known and k != "raw"}
+            if rec.get("raw") is not None:
+                kwargs["raw"] = files.read(rec["raw"])
+            images.append(ImageObject(**kwargs))
+        return images

@@ -13,13 +13,17 @@ from llvmlite import ir
 from numba.core import types
 from numba.extending import intrinsic
 
+from curator_text import _numba_cache
+
 __all__ = ["lut_sums", "json_strings", "jit", "inline", "load8", "popcount", "trailing_zeros",
            "HIGH_BITS", "ascii_spaces", "ascii_words", "SPACE_CLASSES", "SPACE_E2_80", "space_width",
            "word_counts"]
 
-jit = nb.njit(cache=True, nogil=True)
+_numba_cache.install()  # cache fallback for a read-only install; the notice while compiling
+_CACHE = _numba_cache.can_cache()
+jit = nb.njit(cache=_CACHE, nogil=True)
 """The compile options of every text kernel: cached on disk, and releasing the GIL."""
-inline = nb.njit(cache=True, nogil=True, inline="always")
+inline = nb.njit(cache=_CACHE, nogil=True, inline="always")
 """A helper numba inlines into the kernel that calls it (no call cost)."""
 
 HIGH_BITS = np.uint64(0x8080808080808080)
@@ -27,10 +31,10 @@ HIGH_BITS = np.uint64(0x8080808080808080)
 
 
 @intrinsic
-def load8(typingctx, arr, idx):  # noqa: ANN001, ANN201, ARG001
+def load8(typingctx, arr, idx):
     """The 8 bytes of the uint8 array ``arr`` from ``idx`` as one little-endian uint64 (an
     unaligned load; the caller keeps ``idx + 8 <= len(arr)``)."""
-    def codegen(context, builder, signature, args):  # noqa: ANN001, ANN202
+    def codegen(context, builder, signature, args):
         ary = context.make_array(signature.args[0])(context, builder, args[0])
         ptr = builder.bitcast(builder.gep(ary.data, [args[1]]), ir.IntType(64).as_pointer())
         return builder.load(ptr, align=1)
@@ -38,13 +42,13 @@ def load8(typingctx, arr, idx):  # noqa: ANN001, ANN201, ARG001
 
 
 @intrinsic
-def popcount(typingctx, x):  # noqa: ANN001, ANN201, ARG001
+def popcount(typingctx, x):
     """The set bits of the uint64 ``x`` (one instruction)."""
     return types.uint64(types.uint64), lambda context, builder, sig, args: builder.ctpop(args[0])
 
 
 @intrinsic
-def trailing_zeros(typingctx, x):  # noqa: ANN001, ANN201, ARG001
+def trailing_zeros(typingctx, x):
     """The zero bits below the lowest set bit of the uint64 ``x`` (64 for 0)."""
     return types.uint64(types.uint64), lambda context, builder, sig, args: builder.cttz(
         args[0], ir.Constant(ir.IntType(1), 0))
@@ -90,7 +94,7 @@ SPACE_E2_80[[*range(0x80, 0x8B), 0xA8, 0xA9, 0xAF]] = True
 
 
 @inline
-def space_width(buf, p, hi, classes, e2_80) -> int:  # noqa: ANN001
+def space_width(buf, p, hi, classes, e2_80) -> int:
     """The bytes of the whitespace character at ``buf[p]`` (before ``hi``), or 0."""
     b0 = buf[p]
     kind = classes[b0]
@@ -108,7 +112,7 @@ def space_width(buf, p, hi, classes, e2_80) -> int:  # noqa: ANN001
 
 
 @jit
-def word_counts(buf, offsets, classes, e2_80):  # noqa: ANN001, ANN201
+def word_counts(buf, offsets, classes, e2_80):
     """The words (``len(text.split())``) of every text ``offsets[d]:offsets[d + 1]`` of UTF-8
     ``buf``: 8 ASCII bytes at a time, a character at a time where a byte is not ASCII."""
     out = np.zeros(len(offsets) - 1, dtype=np.int64)
@@ -132,7 +136,7 @@ def word_counts(buf, offsets, classes, e2_80):  # noqa: ANN001, ANN201
 
 
 @jit
-def lut_sums(buf, offsets, lut):  # noqa: ANN001, ANN201
+def lut_sums(buf, offsets, lut):
     """The sum of ``lut[b]`` (int64) over the bytes ``b`` of every text ``offsets[d]:offsets[d +
     1]``: with 0/1 entries the bytes of a class; with two fields (e.g. ``class + (char << 32)``)
     two counts in one pass."""
@@ -162,7 +166,7 @@ _HEX = np.frombuffer(b"0123456789abcdef", dtype=np.uint8)
 
 
 @jit
-def json_strings(buf, offsets):  # noqa: ANN001, ANN201
+def json_strings(buf, offsets):
     r"""Every text ``offsets[d]:offsets[d + 1]`` of UTF-8 ``buf`` as a JSON string literal: quoted,
     with ``"``, ``\`` and the control characters escaped (``\n``-style where JSON has a
     letter, else ``\u00XX``); everything else, non-ASCII included, as it is.

@@ -29,7 +29,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _make_filter(spec: str) -> Any:
-    from curator_text import filters as F  # noqa: PLC0415
+    from curator_text import filters as F
 
     name, _, raw = spec.partition(":")
     classes = {c.__name__: c for c in F.HEURISTIC_FILTERS}
@@ -42,11 +42,11 @@ def _make_filter(spec: str) -> Any:
 def analyze(paths: list[str], filters: list[Any], text_field: str = "text",
             bins: int = 10) -> dict[str, dict[str, Any]]:
     """Score every document with every filter; return per-filter statistics."""
-    import pyarrow as pa  # noqa: PLC0415
-    from curator import Pipeline  # noqa: PLC0415
+    import pyarrow as pa
+    from curator import Pipeline
 
-    from curator_text.filters import Score  # noqa: PLC0415
-    from curator_text.io import JsonlReader, ParquetReader  # noqa: PLC0415
+    from curator_text.filters import Score
+    from curator_text.io import JsonlReader, ParquetReader
 
     parquet = all(str(p).endswith(".parquet") for p in paths)
     reader = (ParquetReader if parquet else JsonlReader)(file_paths=list(paths),
@@ -86,7 +86,7 @@ def _thresholds(f: Any) -> list[float]:
 
 def render_html(stats: dict[str, dict[str, Any]]) -> str:
     """The histograms of :func:`analyze` as one offline HTML page (run-report style)."""
-    from curator.report import render_page, svg_histogram  # noqa: PLC0415
+    from curator.report import render_page, svg_histogram
 
     sections = []
     for name, s in stats.items():
@@ -123,7 +123,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         _print(stats)
     if args.html:
-        from pathlib import Path  # noqa: PLC0415
+        from pathlib import Path
 
         Path(args.html).write_text(render_html(stats), "utf-8")
         print(f"histograms written to {args.html}")

@@ -14,7 +14,7 @@ __all__ = ["curator_register_readers", "curator_register_writers", "curator_regi
 
 @hookimpl
 def curator_register_readers(register: Register) -> None:
-    from curator_text.io import JsonlReader, ParquetReader  # noqa: PLC0415
+    from curator_text.io import JsonlReader, ParquetReader
 
     register(JsonlReader, modality="text")
     register(ParquetReader, modality="text")
@@ -22,33 +22,34 @@ def curator_register_readers(register: Register) -> None:
 
 @hookimpl
 def curator_register_writers(register: Register) -> None:
-    from curator_text.io import JsonlWriter, ParquetWriter  # noqa: PLC0415
+    from curator_text.io import JsonlWriter, ParquetWriter
 
     register(JsonlWriter, modality="text")
     register(ParquetWriter, modality="text")
-    from curator_text.tokenization import MegatronTokenizerWriter  # noqa: PLC0415
+    from curator_text.tokenization import MegatronTokenizerWriter
 
     register(MegatronTokenizerWriter, modality="text")
 
 
 @hookimpl
 def curator_register_filters(register: Register) -> None:
-    from curator_text import filters as F  # noqa: PLC0415
+    from curator_text import filters as F
 
-    for cls in (F.ScoreFilter, F.Score, F.Filter, *F.HEURISTIC_FILTERS, *F.MODEL_FILTERS):
+    for cls in (F.ScoreFilter, F.Score, F.Filter, *F.HEURISTIC_FILTERS, *F.MODEL_FILTERS,
+                *F.FINEWEB_FILTERS):
         register(cls, modality="text")
-    from curator_text.decontamination import TaskDecontamination  # noqa: PLC0415
+    from curator_text.decontamination import TaskDecontamination
 
     register(TaskDecontamination, modality="text")
 
 
 @hookimpl
 def curator_register_modifiers(register: Register) -> None:
-    from curator_text.modifiers import MODIFIERS, Modify  # noqa: PLC0415
+    from curator_text.modifiers import MODIFIERS, Modify
 
     for cls in (Modify, *MODIFIERS):
         register(cls, modality="text")
-    from curator_text.pii import PiiModifier, PiiRedactionStage  # noqa: PLC0415
+    from curator_text.pii import PiiModifier, PiiRedactionStage
 
     register(PiiModifier, modality="text")
     register(PiiRedactionStage, modality="text")
@@ -56,22 +57,25 @@ def curator_register_modifiers(register: Register) -> None:
 
 @hookimpl
 def curator_register_stages(register: Register) -> None:
-    from curator_text.filters import ScoreBucketer  # noqa: PLC0415
-    from curator_text.stages import AddId, DocumentJoiner, DocumentSplitter  # noqa: PLC0415
+    from curator_text.filters import ScoreBucketer
+    from curator_text.stages import AddId, DocumentJoiner, DocumentSplitter
 
     register(AddId, modality="text")
     register(DocumentSplitter, modality="text")
     register(DocumentJoiner, modality="text")
     register(ScoreBucketer, modality="text")
-    from curator_text.decontamination import TaskNGramCounter  # noqa: PLC0415
+    from curator_text.decontamination import TaskNGramCounter
 
     register(TaskNGramCounter, modality="text")
+    from curator_text.tasks import DocumentBatch
+
+    register(DocumentBatch, modality="text", kind="task")  # stored as Parquet
     # FilePartitioningStage is core's: curator.builtin_plugin registers it.
 
 
 @hookimpl
-def curator_register_commands(register) -> None:  # noqa: ANN001
-    from curator_text import analyze  # noqa: PLC0415
+def curator_register_commands(register) -> None:
+    from curator_text import analyze
 
     register("analyze", analyze.add_arguments, analyze.run,
              help="score text with filters (nothing dropped) and print score distributions")
@@ -79,7 +83,7 @@ def curator_register_commands(register) -> None:  # noqa: ANN001
 
 @hookimpl
 def curator_register_deduplicators(register: Register) -> None:
-    from curator_text.dedup import (  # noqa: PLC0415
+    from curator_text.dedup import (
         CandidateDocsStage,
         FuzzyDeduplicationWorkflow,
         LSHBucketsStage,
@@ -92,15 +96,15 @@ def curator_register_deduplicators(register: Register) -> None:
 
 @hookimpl
 def curator_register_embedders(register: Register) -> None:
-    from curator_text.embedders import EmbeddingCreatorStage  # noqa: PLC0415
+    from curator_text.embedders import EmbeddingCreatorStage
 
     register(EmbeddingCreatorStage, modality="text")
 
 
 @hookimpl
 def curator_register_classifiers(register: Register) -> None:
-    from curator_text.classifiers import CLASSIFIERS  # noqa: PLC0415
-    from curator_text.models import TokenizerStage  # noqa: PLC0415
+    from curator_text.classifiers import CLASSIFIERS
+    from curator_text.models import TokenizerStage
 
     for cls in CLASSIFIERS:
         register(cls, modality="text")

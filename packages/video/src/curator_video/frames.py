@@ -86,7 +86,7 @@ class ClipFrameExtractionStage(ProcessingStage[VideoTask, VideoTask]):
                         for c in video.clips]
             wanted = sorted({i for idx in per_clip for i in idx})
             frames = read_frames(reader, wanted, self.batch_frames)
-        except Exception as exc:  # noqa: BLE001 - a decoder error means a bad file
+        except Exception as exc:
             self.reject(task, "undecodable video", record={"path": video.input_path},
                         error=exc, source=video.input_path)
             return None

@@ -34,3 +34,6 @@ def curator_register(register: Register) -> None:
                 ClipFrameExtractionStage, ClipTranscodingStage, CaptionGenerationStage):
         register(cls, modality="video")
     register(ClipSemanticDeduplicationWorkflow, modality="video", kind="deduplicator")
+    from curator_video.tasks import VideoTask
+
+    register(VideoTask, modality="video", kind="task")  # stored as its clip files + JSON

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from curator import Task, stable_id
@@ -101,3 +101,41 @@ class VideoTask(Task[Video]):
 
     def validate(self) -> bool:
         return isinstance(self.data, Video) and bool(self.data.input_path)
+
+    def dump_data(self, files: Any) -> dict[str, Any]:
+        """The video's metadata and clips as JSON; each clip's encoded MP4 bytes as its own
+        file (``{stem}.clip-{uuid}.mp4``), frames and embeddings as ``.npy`` (see
+        :mod:`curator.task_files`). The source video stays where ``input_path`` says."""
+        from curator.task_files import dump_value
+
+        def clip_state(clip: Clip) -> dict[str, Any]:
+            state: dict[str, Any] = {}
+            for f in fields(Clip):
+                value = getattr(clip, f.name)
+                if f.name == "encoded_data" and value is not None:
+                    state[f.name] = files.put(f"clip-{clip.uuid}.mp4", bytes(value))
+                else:
+                    state[f.name] = dump_value(value, files)
+            return state
+
+        video = self.data
+        return {"input_path": video.input_path,
+                "metadata": dump_value(asdict(video.metadata), files),
+                "clips": [clip_state(c) for c in video.clips],
+                "filtered_clips": [clip_state(c) for c in video.filtered_clips]}
+
+    @classmethod
+    def load_data(cls, state: Any, files: Any) -> Video:
+        from curator.task_files import load_value
+
+        def clip(rec: dict[str, Any]) -> Clip:
+            kwargs = {k: load_value(v, files) for k, v in rec.items() if k != "encoded_data"}
+            if rec.get("encoded_data") is not None:
+                kwargs["encoded_data"] = files.read(rec["encoded_data"])
+            kwargs["span"] = tuple(kwargs.get("span") or (0.0, 0.0))
+            return Clip(**kwargs)
+
+        return Video(input_path=state["input_path"],
+                     metadata=VideoMetadata(**load_value(state.get("metadata") or {}, files)),
+                     clips=[clip(c) for c in state.get("clips") or []],
+                     filtered_clips=[clip(c) for c in state.get("filtered_clips") or []])

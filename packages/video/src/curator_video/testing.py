@@ -11,7 +11,7 @@ import os
 __all__ = ["make_tiny_transnetv2", "make_cut_detecting_transnetv2", "make_tiny_qwen2_5_vl"]
 
 
-def make_tiny_transnetv2(path: str, *, F: int = 2, L: int = 3, S: int = 2, D: int = 16,  # noqa: N803
+def make_tiny_transnetv2(path: str, *, F: int = 2, L: int = 3, S: int = 2, D: int = 16,
                          seed: int = 0) -> str:
     """Save a random-weight TransNetV2 (published module names and state-dict keys, smaller
     ``F``/``D``) as ``path/transnetv2-pytorch-weights.pth``; returns ``path``."""

@@ -65,7 +65,7 @@ class ClipTranscodingStage(ProcessingStage[VideoTask, VideoTask]):
 
         try:
             self._transcode(video.input_path, video.metadata.fps, video.clips)
-        except Exception as exc:  # noqa: BLE001 - decoder/encoder errors mean a bad file
+        except Exception as exc:
             self.reject(task, "transcoding failed", record={"path": video.input_path},
                         error=exc, source=video.input_path)
             return None

@@ -37,7 +37,7 @@ class ArxivUrlGenerator(URLGenerator):
         self.prefix = prefix
 
     def generate_urls(self) -> list[str]:
-        from curator.io import get_fs  # noqa: PLC0415
+        from curator.io import get_fs
 
         try:
             fs, p = get_fs(self.prefix)
@@ -72,14 +72,14 @@ class ArxivIterator(DocumentIterator):
                 if not member.isfile():
                     continue
                 base = os.path.basename(member.name)
-                paper_id = re.sub(r"\.(tar\.gz|tgz|gz|pdf|tex)$", "", base)
+                paper_id = _paper_id(re.sub(r"\.(tar\.gz|tgz|gz|pdf|tex)$", "", base))
                 if base.endswith(".pdf"):
                     self.skip("PDF only, no LaTeX source")
                     continue
                 try:
                     raw = tar.extractfile(member).read()
                     texs = _tex_files(raw)
-                except Exception as exc:  # noqa: BLE001 - one bad paper, the rest is read
+                except Exception as exc:
                     self.reject("paper source could not be unpacked", error=exc,
                                 member=member.name)
                     continue
@@ -87,6 +87,16 @@ class ArxivIterator(DocumentIterator):
                     self.skip("no .tex file")
                     continue
                 yield {"id": paper_id, "source_id": source_id, "content": texs}
+
+
+_OLD_STYLE = re.compile(r"^([a-z][a-z\-]*(?:\.[A-Z]{2})?)(\d{7})$")
+
+
+def _paper_id(stem: str) -> str:
+    """The arXiv id of a member name: ``hep-th9901001`` (old-style ids lose their slash in
+    the bulk tarballs) -> ``hep-th/9901001``; new-style ids are kept."""
+    m = _OLD_STYLE.match(stem)
+    return f"{m.group(1)}/{m.group(2)}" if m else stem
 
 
 def _tex_files(raw: bytes) -> list[str]:

@@ -32,10 +32,13 @@ from curator_web.html import (
     get_html_extractor,
     get_stop_list_dict,
     lang_detect,
+    visible_text_prefix,
 )
+from curator_web.http_body import BodyDecodeError, decode_http_body, looks_like_html
 
-__all__ = ["MainCommonCrawlUrlGenerator", "CommonCrawlWARCDownloader", "CommonCrawlWarcIterator",
-           "CommonCrawlHTMLExtractor", "CommonCrawlDownloadExtractStage", "iter_gzip_members"]
+__all__ = ["MainCommonCrawlUrlGenerator", "NewsCommonCrawlUrlGenerator",
+           "CommonCrawlWARCDownloader", "CommonCrawlWarcIterator", "CommonCrawlHTMLExtractor",
+           "CommonCrawlDownloadExtractStage", "iter_gzip_members", "is_arc", "WARC_EXTENSIONS"]
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +49,9 @@ _CHUNK = 1 << 20
 _MAX_MEMBER = 256 << 20  # a WARC record larger than this is treated as corrupt
 _GZIP_MAGIC = b"\x1f\x8b\x08"
 _HTML_TYPES = ("text/html", "application/xhtml+xml")
+_DAMAGED = "malformed WARC record: unreadable bytes after the record at this offset"
+WARC_EXTENSIONS = [".warc", ".warc.gz", ".arc", ".arc.gz"]
+"""The archive files read from a directory or glob (WARC and ARC, plain or gzip)."""
 
 
 def _parse_snapshot(value: str, what: str) -> tuple[int, int]:
@@ -92,6 +98,52 @@ class MainCommonCrawlUrlGenerator(URLGenerator):
         return urls
 
 
+_MONTH = re.compile(r"^(\d{4})-(\d{2})$")
+
+
+def _parse_month(value: str, what: str) -> tuple[int, int]:
+    m = _MONTH.match(value)
+    if not m or not 1 <= int(m.group(2)) <= 12:
+        raise ConfigError(f"CommonCrawlDownloadExtractStage: {what}={value!r} is not a month "
+                          f"like '2020-08' (year-month), as CC-NEWS is laid out")
+    return int(m.group(1)), int(m.group(2))
+
+
+class NewsCommonCrawlUrlGenerator(URLGenerator):
+    """The WARC URLs of CC-NEWS from month ``start_snapshot_str`` to ``end_snapshot_str``
+    (``"YYYY-MM"``, both included), read from each month's
+    ``crawl-data/CC-NEWS/YYYY/MM/warc.paths.gz`` under ``data_prefix``."""
+
+    def __init__(self, start_snapshot_str: str, end_snapshot_str: str,
+                 data_prefix: str = DATA_PREFIX, limit: int | None = None) -> None:
+        self.start = _parse_month(start_snapshot_str, "start_snapshot")
+        self.end = _parse_month(end_snapshot_str, "end_snapshot")
+        if self.start > self.end:
+            raise ConfigError(f"CommonCrawlDownloadExtractStage: start_snapshot "
+                              f"{start_snapshot_str!r} is after end_snapshot {end_snapshot_str!r}")
+        self.data_prefix = data_prefix.rstrip("/")
+        self.limit = limit
+
+    def months(self) -> list[str]:
+        """``YYYY/MM`` for each month in the range, oldest first."""
+        (y, m), out = self.start, []
+        while (y, m) <= self.end:
+            out.append(f"{y:04d}/{m:02d}")
+            y, m = (y + 1, 1) if m == 12 else (y, m + 1)
+        return out
+
+    def generate_urls(self) -> list[str]:
+        urls: list[str] = []
+        for month in self.months():
+            listing = read_url(f"{self.data_prefix}/crawl-data/CC-NEWS/{month}/warc.paths.gz")
+            for line in gzip.decompress(listing).decode().splitlines():
+                if line.strip():
+                    urls.append(f"{self.data_prefix}/{line.strip()}")
+                if self.limit is not None and len(urls) >= self.limit:
+                    return urls
+        return urls
+
+
 class CommonCrawlWARCDownloader(DocumentDownloader):
     """Downloads WARC files; the local name is the URL path with ``/`` replaced by ``-``."""
 
@@ -99,11 +151,12 @@ class CommonCrawlWARCDownloader(DocumentDownloader):
         return urlparse(url).path.lstrip("/").replace("/", "-")
 
 
-def iter_gzip_members(fh: BinaryIO) -> Iterator[tuple[int, bytes | None, str | None]]:
-    """``(offset, data, error)`` for each gzip member of a seekable file: ``data`` is the
-    decompressed member, or ``None`` with ``error`` for a corrupt or truncated one, after which
-    reading goes on at the next member header."""
-    start = 0
+def iter_gzip_members(fh: BinaryIO, start: int = 0,
+                      ) -> Iterator[tuple[int, bytes | None, str | None]]:
+    """``(offset, data, error)`` for each gzip member of a seekable file from offset ``start``
+    (where ``fh`` is positioned): ``data`` is the decompressed member, or ``None`` with
+    ``error`` for a corrupt or truncated one, after which reading goes on at the next member
+    header."""
     pending = fh.read(_CHUNK)
     while pending:
         d = zlib.decompressobj(31)
@@ -156,33 +209,140 @@ def _resync(fh: BinaryIO, pos: int) -> tuple[int, bytes]:
 
 
 class CommonCrawlWarcIterator(DocumentIterator):
-    """Reads WARC files (gzip per record, or plain) with FastWARC. Yields ``response`` records
-    with an HTML content type as ``{url, warc_id, source_id, content, charset, offset}``;
-    other record types and non-HTML payloads are counted as skipped; a corrupt gzip member or a
-    malformed record is rejected with its file and offset and the rest of the file is read."""
+    """Reads WARC files (gzip per record, or plain) with FastWARC, and ARC files (``.arc``,
+    ``.arc.gz``). Yields ``response`` records with an HTML content type (or, with none, an HTML
+    body) as ``{url, warc_id, source_id, content, charset, offset}``, the body decoded from
+    chunked transfer and gzip / deflate / brotli content encoding.
+
+    Every record is accounted for once: other record types (``revisit`` …) and non-HTML
+    payloads are counted as skipped by reason; a corrupt gzip member, a record without
+    ``WARC-Record-ID``, a broken header or a body that does not decode is rejected with its
+    file and offset, and the rest of the file is read."""
 
     def output_columns(self) -> list[str]:
         return ["url", "warc_id", "source_id", "content"]
 
     def iterate(self, file_path: str) -> Iterator[dict[str, Any]]:
         source_id = os.path.basename(file_path)
+        self.__dict__.pop("_one_stream", None)
+        if is_arc(file_path):
+            yield from self._arc(file_path, source_id)
+            return
         with open(file_path, "rb") as fh:
-            gzipped = fh.read(2) == _GZIP_MAGIC[:2]
-            fh.seek(0)
-            if not gzipped:  # an uncompressed WARC file: streamed, offsets from FastWARC
-                head = fh.read(80)
-                fh.seek(0)
-                yield from self._records(fh, head, source_id, None)
+            head = fh.read(80)
+            gzipped = head[:2] == _GZIP_MAGIC[:2]
+            if not gzipped and not head.startswith(b"WARC/"):
+                self.reject("malformed WARC record: no 'WARC/' version line", offset=0,
+                            error=repr(head))
                 return
-            for offset, data, error in iter_gzip_members(fh):
-                if data is None:
-                    self.reject("corrupt or truncated gzip member", error=error, offset=offset)
-                    continue
-                yield from self._records(io.BytesIO(data), data[:80], source_id, offset)
+            base = 0
+            while True:  # FastWARC over the whole file; where it stops on damage, resume
+                fh.seek(base)
+                stopped = yield from self._fast(fh, source_id, base, gzipped)
+                if stopped is None:
+                    return
+                last, error, reported = stopped
+                if gzipped:  # member by member from the last record read
+                    yield from self._by_member(fh, source_id, last, error)
+                    return
+                base = self._resync_plain(fh, last, error, reported)
+                if base is None:
+                    return
+
+    def _fast(self, fh: BinaryIO, source_id: str, base: int, gzipped: bool,
+              ) -> Iterator[dict[str, Any]]:
+        """Records through FastWARC. Returns ``None`` at the end of the file, or ``(offset of
+        the last record handled, error, whether that damage is already rejected)`` where
+        FastWARC could not go on."""
+        from fastwarc.warc import ArchiveIterator, WarcRecordType
+
+        records = ArchiveIterator(fh, parse_http=False, record_types=WarcRecordType.any_type)
+        last, pending = None, None  # a document is given out once the next header parses
+        while True:
+            try:
+                record = next(records)
+            except StopIteration:
+                if pending is not None:
+                    yield pending
+                return None
+            except Exception as exc:
+                if pending is not None and b"\nWARC/1." in pending["content"]:
+                    self.reject("malformed WARC record: its length runs into the next record",
+                                error=exc, offset=pending["offset"], url=pending["url"])
+                    return last, exc, True
+                if pending is not None:
+                    yield pending
+                return last, exc, False
+            if pending is not None:
+                yield pending
+            offset = base + record.stream_pos
+            if gzipped and last is not None and offset <= last:
+                # not one gzip member per record: offsets cannot locate a resume point
+                self._one_stream = True
+            last = offset
+            pending = self._record(record, source_id, offset)
+
+    def _by_member(self, fh: BinaryIO, source_id: str, last: int | None,
+                   error: BaseException) -> Iterator[dict[str, Any]]:
+        """The rest of a damaged gzip WARC file, one gzip member at a time."""
+        if self.__dict__.pop("_one_stream", False):
+            self.reject("corrupt gzip stream: the rest of the file cannot be read",
+                        error=error, offset=last)
+            return
+        fh.seek(last or 0)
+        for offset, data, err in iter_gzip_members(fh, start=last or 0):
+            if last is not None and offset == last:
+                last = None  # the member FastWARC read last: already accounted for
+                continue
+            if data is None:
+                self.reject("corrupt or truncated gzip member", error=err, offset=offset)
+                continue
+            yield from self._records(io.BytesIO(data), data[:80], source_id, offset)
+
+    def _resync_plain(self, fh: BinaryIO, last: int | None, error: BaseException,
+                      reported: bool) -> int | None:
+        """Reject the damaged bytes after the last record read (unless ``reported``) and
+        return the offset of the next ``WARC/`` record header (``None``: the end of the
+        file)."""
+        pos = (last if last is not None else -1) + 1
+        fh.seek(pos)
+        window = fh.read(_CHUNK)
+        while window:
+            i = window.find(b"\nWARC/1.")
+            if i >= 0:
+                if not reported:
+                    self.reject(_DAMAGED, error=error, offset=last if last is not None else 0)
+                return pos + i + 1
+            pos += len(window) - 8
+            fh.seek(pos)
+            window = fh.read(_CHUNK)
+            if len(window) <= 8:
+                break
+        if not reported:
+            self.reject(_DAMAGED, error=error, offset=last if last is not None else 0)
+        return None
+
+    def _arc(self, file_path: str, source_id: str) -> Iterator[dict[str, Any]]:
+        from curator_web.arc import iter_arc_records
+
+        for offset, rec, error in iter_arc_records(file_path):
+            if rec is None:
+                url = getattr(error, "url", "")
+                self.reject("malformed ARC record", error=error, offset=offset,
+                            **({"url": url} if url else {}))
+                continue
+            if rec.url.startswith("filedesc:"):
+                self.skip("ARC file header")
+                continue
+            if not rec.block.startswith(b"HTTP/"):
+                self.skip("non-HTTP ARC record")
+                continue
+            warc = rec.to_warc(source_id, offset)
+            yield from self._records(io.BytesIO(warc), warc[:80], source_id, offset)
 
     def _records(self, stream: BinaryIO, head: bytes, source_id: str,
                  member_offset: int | None) -> Iterator[dict[str, Any]]:
-        from fastwarc.warc import ArchiveIterator, WarcRecordType  # noqa: PLC0415
+        from fastwarc.warc import ArchiveIterator, WarcRecordType
 
         offset = member_offset or 0
         if not head.startswith(b"WARC/"):
@@ -190,38 +350,95 @@ class CommonCrawlWarcIterator(DocumentIterator):
                         error=repr(head))
             return
         n = 0
-        for record in ArchiveIterator(stream, parse_http=False,
-                                      record_types=WarcRecordType.any_type):
+        records = ArchiveIterator(stream, parse_http=False, record_types=WarcRecordType.any_type)
+        while True:
+            try:
+                record = next(records)
+            except StopIteration:
+                break
+            except Exception as exc:
+                self.reject("malformed WARC record: unreadable", error=exc, offset=offset)
+                return
             if member_offset is None:
                 offset = record.stream_pos
             n += 1
-            rtype = record.record_type
-            if rtype != WarcRecordType.response:
-                self.skip(f"{record.headers.get('WARC-Type', 'unknown')} record")
-                continue
-            try:
-                record.parse_http()
-                ctype = (record.http_content_type or "").lower()
-            except Exception as exc:  # noqa: BLE001
-                self.reject("malformed HTTP response in WARC record", error=exc, offset=offset,
-                            url=record.headers.get("WARC-Target-URI", ""))
-                continue
-            if not ctype.startswith(_HTML_TYPES):
-                self.skip("non-HTML response")
-                continue
-            yield {"url": record.headers.get("WARC-Target-URI", ""),
-                   "warc_id": record.record_id.removeprefix("<urn:uuid:").rstrip(">"),
-                   "source_id": source_id, "content": record.reader.read(),
-                   "charset": record.http_charset, "offset": offset}
+            doc = self._record(record, source_id, offset)
+            if doc is not None:
+                yield doc
         if n == 0:
             self.reject("malformed WARC record: headers could not be parsed", offset=offset,
                         error=repr(head))
 
+    def _record(self, record: Any, source_id: str, offset: int) -> dict[str, Any] | None:
+        from fastwarc.warc import WarcRecordType
+
+        headers = record.headers
+        url = _target_uri(headers.get("WARC-Target-URI") or "")
+        record_id = record.record_id
+        if not record_id:
+            self.reject("malformed WARC record: no WARC-Record-ID (broken or truncated "
+                        "header)", offset=offset, url=url,
+                        error=f"WARC-Type: {headers.get('WARC-Type')}")
+            return None
+        if record.record_type != WarcRecordType.response:
+            self.skip(f"{headers.get('WARC-Type', 'unknown')} record")
+            return None
+        if not record.content_length:
+            self.reject("malformed WARC record: response with an empty block (truncated "
+                        "header?)", offset=offset, url=url)
+            return None
+        try:
+            record.parse_http(quirks_mode=True)
+            http = record.http_headers
+            body = record.reader.read()
+        except Exception as exc:
+            self.reject("malformed HTTP response in WARC record", error=exc, offset=offset,
+                        url=url)
+            return None
+        if not record.is_http or http is None:
+            self.skip("non-HTTP response")
+            return None
+        ctype = (record.http_content_type or "").lower()
+        if ctype and not ctype.startswith(_HTML_TYPES):
+            self.skip("non-HTML response")
+            return None
+        try:
+            body = decode_http_body(body, http.get("Transfer-Encoding"),
+                                    http.get("Content-Encoding"))
+        except BodyDecodeError as exc:
+            self.reject("HTTP body could not be decoded", error=exc, offset=offset, url=url)
+            return None
+        if not ctype and not looks_like_html(body):
+            self.skip("non-HTML response")
+            return None
+        return {"url": url, "warc_id": _uuid(record_id), "source_id": source_id,
+                "content": body, "charset": record.http_charset, "offset": offset}
+
+
+def _target_uri(value: str) -> str:
+    """WARC/1.0 wrote the target URI in angle brackets (wget still does): strip them."""
+    value = value.strip()
+    if value.startswith("<") and value.endswith(">"):
+        return value[1:-1].strip()
+    return value
+
+
+def _uuid(record_id: str) -> str:
+    return record_id.strip().removeprefix("<").removesuffix(">").removeprefix("urn:uuid:")
+
+
+def is_arc(path: str) -> bool:
+    """Whether ``path`` names an ARC file (``.arc`` or ``.arc.gz``)."""
+    return path.lower().endswith((".arc", ".arc.gz"))
+
 
 class CommonCrawlHTMLExtractor(DocumentExtractor):
-    """Decodes the HTML (UTF-8, declared charset, then detection), identifies its language and
-    extracts the main text with ``algorithm`` using that language's stop list. Pages whose
-    language has no stop list, or with no main text, are dropped (counted)."""
+    """Decodes the HTML (UTF-8, declared charset, then detection), extracts the main text with
+    ``algorithm`` and identifies the language of the extracted text. An algorithm that needs
+    a stop list before extraction (jusText, ``nemo_compat``) gets the language of a bounded
+    prefix of the page's visible text (no second pass over the page); such pages whose
+    language has no stop list are skipped, as are pages with no main text (each counted once,
+    with its offset)."""
 
     def __init__(self, algorithm: HTMLExtractorAlgorithm | str | None = None,
                  algorithm_kwargs: dict[str, Any] | None = None,
@@ -241,32 +458,30 @@ class CommonCrawlHTMLExtractor(DocumentExtractor):
 
     def extract(self, record: dict[str, Any]) -> dict[str, Any] | None:
         ensure_setup(self)
+        where = {"url": record.get("url", ""), "offset": record.get("offset")}
         content = record.get("content")
         if not content:
-            self.skip("empty payload")
+            self.skip("empty payload", **where)
             return None
         html = decode_html(content, record.get("charset"))
         if html is None:
-            self.reject("HTML payload could not be decoded", url=record.get("url", ""),
-                        offset=record.get("offset"))
+            self.reject("HTML payload could not be decoded", **where)
             return None
-        language = lang_detect(_visible_text(html))
-        stop_words = self._stop_lists.get(language)
-        if stop_words is None:
-            self.skip(f"no stop list for language {language}")
-            return None
+        stop_words, language = None, None
+        if self.algorithm.needs_stop_words():
+            language = lang_detect(visible_text_prefix(html))
+            stop_words = self._stop_lists.get(language)
+            if stop_words is None:
+                self.skip(f"no stop list for language {language}", **where)
+                return None
         paragraphs = self.algorithm.extract_text(html, stop_words, language)
         if not paragraphs:
+            self.skip("no text extracted", **where)
             return None
+        text = "\n\n".join(paragraphs)
         return {"url": record["url"], "warc_id": record["warc_id"],
-                "source_id": record["source_id"], "language": language,
-                "text": "\n\n".join(paragraphs)}
-
-
-def _visible_text(html: str) -> str:
-    from resiliparse.extract.html2text import extract_plain_text  # noqa: PLC0415
-
-    return extract_plain_text(html, main_content=False)
+                "source_id": record["source_id"], "language": lang_detect(text),
+                "text": text}
 
 
 @dataclass(init=False)
@@ -275,9 +490,10 @@ class CommonCrawlDownloadExtractStage(DocumentDownloadExtractStage):
     ``url``, ``warc_id``, ``source_id``, ``language`` and ``text`` (and ``file_name``).
 
     Parameters:
-        start_snapshot / end_snapshot: the main-crawl snapshot range, ``"YYYY-WW"``.
+        start_snapshot / end_snapshot: the snapshot range, ``"YYYY-WW"`` (``"YYYY-MM"`` for news).
         download_dir: where WARC files are downloaded (resumable; complete files are kept).
-        crawl_type: ``"main"`` (the only one supported).
+        crawl_type: ``"main"`` (snapshots ``"YYYY-WW"``) or ``"news"`` (CC-NEWS, months
+            ``"YYYY-MM"``).
         html_extraction: ``"justext"`` (default), ``"resiliparse"``, ``"trafilatura"`` or an
             :class:`HTMLExtractorAlgorithm`; ``html_extraction_kwargs`` configure a named one.
         stop_lists: language name -> stop words (default: :func:`get_stop_list_dict`).
@@ -300,19 +516,21 @@ class CommonCrawlDownloadExtractStage(DocumentDownloadExtractStage):
                  index_url: str = INDEX_URL, name: str = "CommonCrawlDownloadExtractStage"):
         if use_aws_to_download and data_prefix == DATA_PREFIX:
             data_prefix = "s3://commoncrawl"  # read through fsspec (needs s3fs)
-        if crawl_type != "main":
-            raise ConfigError(f"{name}: crawl_type={crawl_type!r} is not supported; use 'main'")
+        if crawl_type not in ("main", "news"):
+            raise ConfigError(f"{name}: crawl_type={crawl_type!r} is not supported; use 'main' "
+                              f"or 'news' (CC-NEWS)")
         if warc_paths is not None:
-            urls: URLGenerator = LocalFilesUrlGenerator(
-                warc_paths, [".warc", ".warc.gz", ".arc.gz"])
+            urls: URLGenerator = LocalFilesUrlGenerator(warc_paths, WARC_EXTENSIONS)
         elif start_snapshot and end_snapshot:
-            urls = MainCommonCrawlUrlGenerator(start_snapshot, end_snapshot, data_prefix,
-                                               index_url)
+            urls = (MainCommonCrawlUrlGenerator(start_snapshot, end_snapshot, data_prefix,
+                                                index_url) if crawl_type == "main" else
+                    NewsCommonCrawlUrlGenerator(start_snapshot, end_snapshot, data_prefix))
             if not download_dir:
                 raise ConfigError(f"{name}: download_dir is required to download snapshots")
         else:
-            raise ConfigError(f"{name}: give start_snapshot and end_snapshot (e.g. '2023-06'), "
-                              f"or warc_paths for WARC files you already have")
+            raise ConfigError(f"{name}: give start_snapshot and end_snapshot (e.g. '2023-06', "
+                              f"or '2020-08' for crawl_type='news'), or warc_paths for WARC "
+                              f"files you already have")
         self.start_snapshot, self.end_snapshot = start_snapshot, end_snapshot
         self.download_dir, self.crawl_type, self.warc_paths = download_dir, crawl_type, warc_paths
         super().__init__(

@@ -12,7 +12,7 @@ __all__ = ["curator_register_readers", "curator_register_downloaders",
 
 @hookimpl
 def curator_register_readers(register: Register) -> None:
-    import curator_web as W  # noqa: PLC0415
+    import curator_web as W
 
     for cls in (W.CommonCrawlDownloadExtractStage, W.WikipediaDownloadExtractStage,
                 W.ArxivDownloadExtractStage, W.TinyStoriesDownloadExtractStage,
@@ -22,7 +22,7 @@ def curator_register_readers(register: Register) -> None:
 
 @hookimpl
 def curator_register_downloaders(register: Register) -> None:
-    import curator_web as W  # noqa: PLC0415
+    import curator_web as W
 
     for cls in (W.CommonCrawlWARCDownloader, W.WikipediaDownloader, W.ArxivDownloader,
                 W.MainCommonCrawlUrlGenerator, W.WikipediaUrlGenerator, W.ArxivUrlGenerator):
@@ -31,7 +31,7 @@ def curator_register_downloaders(register: Register) -> None:
 
 @hookimpl
 def curator_register_extractors(register: Register) -> None:
-    import curator_web as W  # noqa: PLC0415
+    import curator_web as W
 
     for cls in (W.CommonCrawlWarcIterator, W.WikipediaIterator, W.ArxivIterator,
                 W.CommonCrawlHTMLExtractor, W.WikipediaExtractor, W.ArxivExtractor,

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import bz2
 import json
+import logging
+import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -21,11 +23,12 @@ from curator_web.download.base import (
     LocalFilesUrlGenerator,
     URLGenerator,
 )
-from curator_web.download.http import read_url
+from curator_web.download.http import DownloadError, read_url
 
 __all__ = ["WikipediaUrlGenerator", "WikipediaDownloader", "WikipediaIterator",
            "WikipediaExtractor", "WikipediaDownloadExtractStage"]
 
+log = logging.getLogger(__name__)
 DUMPS_PREFIX = "https://dumps.wikimedia.org"
 
 
@@ -52,20 +55,50 @@ class WikipediaUrlGenerator(URLGenerator):
         files = status["jobs"]["articlesmultistreamdump"]["files"]
         host = f"{urlparse(self.prefix).scheme}://{urlparse(self.prefix).netloc}"
         return sorted(host + info["url"] if info["url"].startswith("/") else info["url"]
-                      for name, info in files.items() if name.endswith(".bz2"))
+                      for name, info in files.items()
+                      if name.endswith(".bz2") and not _INDEX.search(name))
+
+
+_INDEX = re.compile(r"-multistream-index\d*\.txt")
+_MULTISTREAM = re.compile(r"-multistream(\d*)\.xml(-p\d+p\d+)?\.bz2$")
+
+
+def index_name(dump_name: str) -> str | None:
+    """The index file of a multistream dump file (``…-multistream.xml.bz2`` ->
+    ``…-multistream-index.txt.bz2``; ``…-multistream1.xml-p1p41242.bz2`` ->
+    ``…-multistream-index1.txt-p1p41242.bz2``), or ``None`` for other files."""
+    m = _MULTISTREAM.search(dump_name)
+    if m is None:
+        return None
+    return (dump_name[:m.start()] + f"-multistream-index{m.group(1)}.txt{m.group(2) or ''}.bz2")
 
 
 class WikipediaDownloader(DocumentDownloader):
-    """Downloads dump files under their own names."""
+    """Downloads dump files under their own names, and beside a multistream dump its index
+    (optional: without it the dump is read as one stream)."""
 
     def _get_output_filename(self, url: str) -> str:
         return urlparse(url).path.rsplit("/", 1)[-1]
+
+    def download(self, url: str) -> str:
+        path = super().download(url)
+        index = index_name(os.path.basename(path))
+        if index and not os.path.exists(os.path.join(os.path.dirname(path), index)):
+            try:
+                super().download(url.rsplit("/", 1)[0] + "/" + index)
+            except DownloadError as exc:
+                log.info("no index for %s (%s): read as one stream", url, exc)
+        return path
 
 
 class WikipediaIterator(DocumentIterator):
     """Streams the ``<page>`` elements of a (bz2) XML dump: main-namespace articles as
     ``{title, id, url, language, source_id, raw_content}``; redirects and other namespaces are
-    counted as skipped. Malformed XML is rejected with its line; pages before it are kept."""
+    counted as skipped. Malformed XML is rejected with its line; pages before it are kept.
+
+    A multistream dump with its index file beside it (``…-multistream-index….txt.bz2``) is
+    read one bz2 stream at a time at the index's offsets: memory holds one stream, and a
+    damaged stream is rejected with its offset while the other streams are read."""
 
     def __init__(self, language: str = "en") -> None:
         self.language = language
@@ -74,10 +107,13 @@ class WikipediaIterator(DocumentIterator):
         return ["title", "id", "url", "language", "source_id", "raw_content"]
 
     def iterate(self, file_path: str) -> Iterator[dict[str, Any]]:
-        import os  # noqa: PLC0415
-
-        opener = bz2.open if file_path.endswith(".bz2") else open
         source_id = os.path.basename(file_path)
+        index = index_name(source_id)
+        index_path = os.path.join(os.path.dirname(file_path), index) if index else None
+        if index_path and os.path.exists(index_path):
+            yield from self._multistream(file_path, index_path, source_id)
+            return
+        opener = bz2.open if file_path.endswith(".bz2") else open
         with opener(file_path, "rb") as fh:
             parser = ET.iterparse(fh, events=("end",))
             try:
@@ -93,6 +129,31 @@ class WikipediaIterator(DocumentIterator):
                             line=exc.position[0], column=exc.position[1])
             except (EOFError, OSError) as exc:
                 self.reject("truncated or corrupt bz2 stream", error=exc)
+
+    def _multistream(self, file_path: str, index_path: str,
+                     source_id: str) -> Iterator[dict[str, Any]]:
+        """One bz2 stream at a time, at the offsets the index gives: memory holds one stream
+        (about 100 pages), and a damaged stream costs its own pages only."""
+        offsets = _stream_offsets(index_path)
+        with open(file_path, "rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            ends = [*offsets[1:], fh.tell()]
+            for start, end in zip(offsets, ends, strict=True):
+                fh.seek(start)
+                try:
+                    xml = bz2.decompress(fh.read(end - start))
+                    first, last = xml.find(b"<page>"), xml.rfind(b"</page>")
+                    if first < 0 or last < 0:
+                        raise ValueError("no <page> element in the stream")
+                    root = ET.fromstring(b"<pages>" + xml[first:last + 7] + b"</pages>")
+                except (OSError, EOFError, ValueError, ET.ParseError) as exc:
+                    self.reject("damaged bz2 stream in multistream dump", error=exc,
+                                offset=start)
+                    continue
+                for elem in root:
+                    page = self._page(elem, source_id)
+                    if page is not None:
+                        yield page
 
     def _page(self, elem: ET.Element, source_id: str) -> dict[str, Any] | None:
         fields = {_local(c.tag): c for c in elem}
@@ -116,6 +177,18 @@ class WikipediaIterator(DocumentIterator):
                 "raw_content": text_el.text}
 
 
+def _stream_offsets(index_path: str) -> list[int]:
+    """The distinct stream offsets of a multistream index (``offset:page_id:title`` lines),
+    ascending."""
+    offsets = set()
+    with bz2.open(index_path, "rt", encoding="utf-8") as fh:
+        for line in fh:
+            head = line.split(":", 1)[0]
+            if head.isdigit():
+                offsets.add(int(head))
+    return sorted(offsets)
+
+
 def _local(tag: str) -> str:
     return tag.rsplit("}", 1)[-1]
 
@@ -135,7 +208,7 @@ class WikipediaExtractor(DocumentExtractor):
         return ["title", "id", "url", "language", "source_id", "text"]
 
     def extract(self, record: dict[str, Any]) -> dict[str, Any] | None:
-        import mwparserfromhell as mwp  # noqa: PLC0415
+        import mwparserfromhell as mwp
 
         code = mwp.parse(record["raw_content"])
         drop = [t for t in code.filter_tags(recursive=True)
@@ -184,7 +257,7 @@ class WikipediaDownloadExtractStage(DocumentDownloadExtractStage):
                  name: str = "WikipediaDownloadExtractStage"):
         if dump_paths is None and not download_dir:
             raise ConfigError(f"{name}: download_dir must not be empty (or give dump_paths)")
-        urls: URLGenerator = (LocalFilesUrlGenerator(dump_paths, [".bz2", ".xml"])
+        urls: URLGenerator = (_DumpFiles(dump_paths, [".bz2", ".xml"])
                               if dump_paths is not None else
                               WikipediaUrlGenerator(language, dump_date, wikidumps_index_prefix))
         self.language, self.download_dir = language, download_dir
@@ -194,3 +267,10 @@ class WikipediaDownloadExtractStage(DocumentDownloadExtractStage):
                          extractor=WikipediaExtractor(language), url_limit=url_limit,
                          record_limit=record_limit, add_filename_column=add_filename_column,
                          name=name)
+
+
+class _DumpFiles(LocalFilesUrlGenerator):
+    """Local dump files, leaving out multistream index files (read beside their dump)."""
+
+    def generate_urls(self) -> list[str]:
+        return [u for u in super().generate_urls() if not _INDEX.search(os.path.basename(u))]

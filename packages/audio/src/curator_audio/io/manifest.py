@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from curator import FileGroupTask, ProcessingStage, Task, stable_id
 from curator.errors import ConfigError
 from curator.io import atomic_write, expand_paths, get_fs, join_path
-from curator.output_dir import ManagedOutput, SaveMode, check_mode
+from curator.output_dir import DEFAULT_MODE, ManagedOutput, SaveMode, check_mode
 from curator.stages.base import StageIO
 
 from curator_audio.stages.base import public_record
@@ -65,27 +66,36 @@ class ManifestReader(ProcessingStage[Task, AudioBatch]):
         return ["data"], ["*"]
 
     def process(self, task: Task) -> list[AudioBatch]:
-        out: list[AudioBatch] = []
-        for path in expand_paths(self.file_paths, extensions=[".json", ".jsonl"]):
-            out.extend(self._read(path))
-        return out
+        return [batch for chunk in self.process_stream(task) for batch in chunk]
 
-    def _read(self, path: str) -> list[AudioBatch]:
+    def process_stream(self, task: Task) -> Iterator[list[AudioBatch]]:
+        """The batches one at a time as the manifests are read, so a long manifest is never
+        held whole (executors hand each on before the next is read)."""
+        for path in expand_paths(self.file_paths, extensions=[".json", ".jsonl"]):
+            for batch in self._read(path):
+                yield [batch]
+
+    def _read(self, path: str) -> Iterator[AudioBatch]:
         fs, p = get_fs(path)
-        chunks: list[list[dict[str, Any]]] = [[]]
+        recs: list[dict[str, Any]] = []
+        index = 0
         with fs.open(p, "rt", encoding="utf-8", errors="replace") as fh:
             for lineno, line in enumerate(fh, 1):
                 if not line.strip():
                     continue
-                if len(chunks[-1]) >= self.records_per_task:
-                    chunks.append([])
+                if len(recs) >= self.records_per_task:
+                    yield self._batch(path, index, recs)
+                    recs, index = [], index + 1
                 record = self._parse(line, path, lineno)
                 if record is not None:
-                    chunks[-1].append(record)
-        return [AudioBatch(task_id=f"manifest_{stable_id(path)}_{i}", dataset_name=path,
-                           data=recs, metadata={"source_files": [path]},
-                           filepath_key=self.filepath_key)
-                for i, recs in enumerate(chunks) if recs]
+                    recs.append(record)
+        if recs:
+            yield self._batch(path, index, recs)
+
+    def _batch(self, path: str, index: int, recs: list[dict[str, Any]]) -> AudioBatch:
+        return AudioBatch(task_id=f"manifest_{stable_id(path)}_{index}", dataset_name=path,
+                          data=recs, metadata={"source_files": [path]},
+                          filepath_key=self.filepath_key)
 
     def _parse(self, line: str, path: str, lineno: int) -> dict[str, Any] | None:
         where = f"{path}:{lineno}"
@@ -114,13 +124,16 @@ class ManifestWriterStage(ManagedOutput, ProcessingStage[AudioBatch, FileGroupTa
     Args:
         path: output directory (any fsspec path).
         drop_fields: extra fields to leave out of the manifest.
-        mode: what to do when ``path`` holds another run's files: ``"error"`` (default),
-            ``"overwrite"``, ``"append"`` or ``"ignore"`` (see :mod:`curator.output_dir`).
+        mode: NeMo Curator's save modes: ``"ignore"`` (default: write into the directory,
+            replacing same-named files), ``"overwrite"`` (first delete the files earlier
+            Curator runs wrote there; other files stay), ``"append"`` (keep earlier files) or
+            ``"error"`` (refuse a directory holding other files); see
+            :mod:`curator.output_dir`.
     """
 
     path: str = ""
     drop_fields: list[str] = field(default_factory=list)
-    mode: SaveMode = "error"
+    mode: SaveMode = DEFAULT_MODE
     name: str = "ManifestWriterStage"
     modality: ClassVar[str] = "audio"
     kind: ClassVar[str] = "writer"
@@ -134,9 +147,6 @@ class ManifestWriterStage(ManagedOutput, ProcessingStage[AudioBatch, FileGroupTa
         return ["data"], []
 
     def process(self, task: AudioBatch) -> FileGroupTask:
-        if not self.writes_output:  # mode="ignore" and path held another run's files
-            return FileGroupTask(task_id=task.task_id, dataset_name=task.dataset_name, data=[],
-                                 metadata={**task.metadata, "num_records": len(task.data)})
         target = self.output_file(f"{task.task_id}.jsonl")
         drop = set(self.drop_fields)
         with atomic_write(target, "wt", encoding="utf-8") as fh:

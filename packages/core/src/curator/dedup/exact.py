@@ -17,7 +17,14 @@ import pyarrow.parquet as pq
 
 from curator.dedup.hashing import hash_column
 from curator.dedup.io import read_table, write_parquet
-from curator.dedup.workflow import DeduplicationWorkflow, done, group_size_counts, write_by_file
+from curator.dedup.workflow import (
+    DeduplicationWorkflow,
+    done,
+    group_size_counts,
+    id_columns,
+    task_ids,
+    write_by_file,
+)
 from curator.executors.stats import DEDUP_GROUP_SIZES
 from curator.io import expand_paths, join_path
 from curator.stages.base import ProcessingStage
@@ -59,14 +66,14 @@ class ExactHashStage(ProcessingStage[FileGroupTask, FileGroupTask]):
         marker = join_path(self.cache_dir, "_done", f"f{i:05d}.parquet")
         if done(marker):
             return task
-        table = read_table(task.data[0], [self.id_field, self.text_field],
+        table = read_table(task.data[0], [*id_columns(task, self.id_field), self.text_field],
                            on_bad=lambda line, n, err: self.reject(
                                task, "malformed JSON line", record={"line": line,
                                                                     "line_number": n}, error=err))
         hashes, valid = hash_column(table.column(self.text_field))
         rows = np.flatnonzero(valid)
         part = (hashes[rows, 1] % np.uint64(self.num_partitions)).astype(np.int64)
-        ids = table.column(self.id_field)
+        ids = task_ids(task, table, self.id_field)
         for p in np.unique(part):
             sel = rows[part == p]
             write_parquet(pa.table({"h1": hashes[sel, 0], "h2": hashes[sel, 1],
@@ -127,6 +134,7 @@ class ExactDeduplicationWorkflow(DeduplicationWorkflow):
     """
 
     name = "exact_dedup"
+    id_generator_prefix = "exact"
     cache_subdir = "exact"
     writes_by_file = True
     duplicates_glob = "exact_p*.parquet"

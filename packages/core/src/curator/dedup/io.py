@@ -23,9 +23,11 @@ def file_format(path: str) -> str:
     return "parquet" if path.endswith(".parquet") else "jsonl"
 
 
-def list_inputs(input_path: str | Sequence[str], filetype: str | None = None) -> list[str]:
-    """The input files (sorted) under ``input_path`` (a directory, glob or list)."""
-    exts = INPUT_EXTENSIONS if filetype is None else (
+def list_inputs(input_path: str | Sequence[str], filetype: str | None = None,
+                extensions: Sequence[str] | None = None) -> list[str]:
+    """The input files (sorted) under ``input_path`` (a directory, glob or list), with
+    ``extensions`` or the endings of ``filetype``."""
+    exts = tuple(extensions) if extensions else INPUT_EXTENSIONS if filetype is None else (
         (".parquet",) if filetype == "parquet" else (".jsonl", ".json", ".jsonl.gz"))
     items = [input_path] if isinstance(input_path, str) else list(input_path)
     out: list[str] = []

@@ -2,8 +2,10 @@
 
 An all-to-all step built from three ordinary stages, so it runs on every executor:
 
-1. ``SpillEmbeddingsStage`` (per task, parallel): writes the task (cloudpickle) and its ids and
-   unit-norm embeddings (Parquet) under ``spill_dir`` and passes on a small marker task;
+1. ``SpillEmbeddingsStage`` (per task, parallel): writes the task as data (``*.task.json``
+   naming its registered task class, plus Parquet / image / audio files; see
+   :mod:`curator.task_files`, never a pickle) and its ids and unit-norm embeddings (Parquet)
+   under ``spill_dir`` and passes on a small marker task;
 2. ``SemanticGatherStage`` (one worker, a ``batch_size`` larger than any run): gathers every
    marker, then runs the semantic dedup workflow's own steps on the spilled embeddings: k-means
    on a sample, ``AssignClustersStage`` (file by file), ``ClusterDedupStage`` (cluster by cluster);
@@ -24,7 +26,6 @@ import tempfile
 import uuid
 from typing import Any, ClassVar
 
-import cloudpickle
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -38,8 +39,9 @@ from curator.dedup.semantic_workflow import (
     embeddings_to_numpy,
     fit_centroids,
 )
-from curator.io import atomic_write, expand_paths, get_fs, join_path
+from curator.io import expand_paths, get_fs, join_path
 from curator.stages.base import CompositeStage, ProcessingStage
+from curator.task_files import load_task, save_task
 from curator.tasks import FileGroupTask, Task
 
 __all__ = ["SemanticDeduplicationStage", "SpillEmbeddingsStage", "SemanticGatherStage",
@@ -51,6 +53,7 @@ GATHER_ALL = 2**31 - 1
 _REMOVE = "_semantic_remove"  # marker metadata: rows of the task to drop
 _TEMP_PREFIX = "curator-semdedup-"  # the default spill folder, removed once empty
 _ROW_ID = "row_key"  # spilled column: "<spill name>/<row>", unique in the run
+_SPILLED = "_semantic_spilled"  # marker metadata: the files of the spilled task
 
 
 # ---- rows of a task: a pyarrow.Table (DocumentBatch) or a list of records (ImageBatch, …) ------
@@ -118,21 +121,25 @@ class SpillEmbeddingsStage(ProcessingStage[Task, FileGroupTask]):
                                                            max(dim, 1)) if n else
             pa.array([], pa.list_(pa.float32()))})
         emb_path = join_path(self.spill_dir, "embeddings", f"{key}.parquet")
-        task_path = join_path(self.spill_dir, "tasks", f"{key}.pkl")
+        stem = join_path(self.spill_dir, "tasks", key)
         write_parquet(table, emb_path)
-        with atomic_write(task_path, "wb") as f:
-            f.write(cloudpickle.dumps(task))
+        written = save_task(task, stem, stage=self.name)  # data, not a pickle
+        folder = stem.rsplit("/", 1)[0]
+        task_files = [f"{folder}/{name}" for name in written]
         return FileGroupTask(task_id=task.task_id, dataset_name=task.dataset_name,
-                             data=[task_path, emb_path],
-                             metadata={**task.metadata, "rows": n, "spill_key": key})
+                             data=[task_files[-1], emb_path],
+                             metadata={**task.metadata, "rows": n, "spill_key": key,
+                                       _SPILLED: task_files})
 
 
 class SemanticGatherStage(ProcessingStage[FileGroupTask, FileGroupTask]):
     """Gather every marker; find the duplicates with the semantic workflow's steps."""
 
     batch_size = GATHER_ALL
-    num_workers = 1
     path_params: ClassVar[tuple[str, ...]] = ("spill_dir",)
+
+    def num_workers(self) -> int:
+        return 1  # one gatherer sees every marker
 
     def __init__(self, spill_dir: str, n_clusters: int, eps: float, keep: str, seed: int,
                  kmeans_sample: int, name: str = "SemanticDedup.gather") -> None:
@@ -188,15 +195,13 @@ class ApplySemanticDedupStage(ProcessingStage[FileGroupTask, Task]):
 
     def process(self, task: FileGroupTask) -> Task:
         task_path, emb_path = task.data
-        fs, path = get_fs(task_path)
-        with fs.open(path, "rb") as f:
-            original: Task = cloudpickle.loads(f.read())
+        original = load_task(task_path)  # rebuilt through its registered task class
         remove = task.metadata.get(_REMOVE) or []
         keep = np.ones(int(task.metadata.get("rows", 0)), dtype=bool)
         keep[np.asarray(remove, dtype=np.int64)] = False
         _keep_rows(original, keep)
         original.metadata["semantic_duplicates_removed"] = len(remove)
-        for p in (task_path, emb_path):
+        for p in (*(task.metadata.get(_SPILLED) or [task_path]), emb_path):
             pfs, pp = get_fs(p)
             with contextlib.suppress(FileNotFoundError):
                 pfs.rm(pp)

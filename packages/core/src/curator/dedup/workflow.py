@@ -28,19 +28,69 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from curator.dedup.id_generator import CURATOR_DEDUP_ID_STR
 from curator.dedup.io import exists, list_inputs, read_table, write_parquet, write_table
 from curator.executors.base import BaseExecutor
 from curator.executors.stats import DEDUP_GROUP_SIZES
-from curator.io import atomic_write, expand_paths, get_fs, join_path
+from curator.io import atomic_write, expand_paths, get_fs, join_path, register_storage_options
+from curator.output_dir import ManagedOutput, OutputDirError, check_inputs_apart, remove_temp_files
+from curator.params import init_signature, typed_new
 from curator.pipeline import Pipeline
 from curator.stages.base import ProcessingStage
 from curator.tasks import FileGroupTask, Task, stable_id
 
 __all__ = ["DeduplicationWorkflow", "DeduplicationResult", "RemoveDuplicatesStage",
            "output_names", "read_id_table", "done", "input_fingerprint", "group_size_counts",
-           "write_by_file"]
+           "write_by_file", "ID_BASE_KEY", "count_rows", "task_ids", "id_columns", "has_column"]
 
 log = logging.getLogger(__name__)
+
+#: task metadata of a file task with ``assign_id``: the id of the file's first record
+ID_BASE_KEY = "id_base"
+
+
+def count_rows(path: str) -> int:
+    """Records in a Parquet (its footer) or JSONL file (non-blank lines)."""
+    fs, p = get_fs(path)
+    if p.endswith(".parquet"):
+        with fs.open(p, "rb") as fh:
+            return pq.ParquetFile(fh).metadata.num_rows
+    n = 0
+    with fs.open(p, "rb", compression="infer") as fh:
+        for line in fh:
+            n += bool(line.strip())
+    return n
+
+
+def has_column(path: str, column: str) -> bool:
+    """Whether a Parquet file's schema, or a JSONL file's first record, has ``column``."""
+    fs, p = get_fs(path)
+    if p.endswith(".parquet"):
+        with fs.open(p, "rb") as fh:
+            return column in pq.read_schema(fh).names
+    with fs.open(p, "rb", compression="infer") as fh:
+        for line in fh:
+            if line.strip():
+                try:
+                    return column in json.loads(line)
+                except ValueError:
+                    return True  # a bad first line: the readers report it; keep id_field
+    return True
+
+
+def id_columns(task: Task, id_field: str) -> list[str]:
+    """The id column to read for ``task`` (none when its ids are assigned, ``assign_id``)."""
+    return [] if ID_BASE_KEY in task.metadata else [id_field]
+
+
+def task_ids(task: Task, table: pa.Table, id_field: str, rows: Any = None) -> pa.Array:
+    """The ids of ``table``'s records (``rows`` of the file when the table holds only those):
+    the ``id_field`` column, or with ``assign_id`` the file's first id plus the row number."""
+    base = task.metadata.get(ID_BASE_KEY)
+    if base is None:
+        return table.column(id_field)
+    idx = np.arange(table.num_rows) if rows is None else np.asarray(rows, dtype=np.int64)
+    return pa.array(int(base) + idx, pa.int64())
 
 #: attributes of a workflow that do not change what it computes
 _NOT_PARAMETERS = frozenset({"input_path", "output_path", "cache_path", "executor",
@@ -63,6 +113,14 @@ class DeduplicationResult:
     rejected: dict[str, int] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
     group_sizes: dict[int, int] = field(default_factory=dict)
+    id_generator_path: str | None = None
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        """NeMo Curator's result keys: ``total_time``, ``num_duplicates``, ``id_generator_path``
+        (with ``assign_id``) and ``num_removed``."""
+        return {"total_time": sum(self.timings.values()), "num_duplicates": self.num_duplicates,
+                "id_generator_path": self.id_generator_path, "num_removed": self.num_removed}
 
 
 def group_size_counts(kept_of_duplicates: Any) -> dict[int, int]:
@@ -126,8 +184,12 @@ def read_id_table(path: str) -> pa.Table:
     return pa.concat_tables(tables, promote_options="default")
 
 
-class RemoveDuplicatesStage(ProcessingStage[FileGroupTask, FileGroupTask]):
+class RemoveDuplicatesStage(ManagedOutput, ProcessingStage[FileGroupTask, FileGroupTask]):
     """Drop the rows whose id is listed in the duplicate-id files, and write what remains.
+
+    Its output directory is a managed one in ``"overwrite"`` mode: each run first deletes the
+    files earlier runs wrote there (other files stay), and keeps no resume state there (the
+    workflow needs every file's count).
 
     Works with any partitioning of the input: rows are matched by their ``id_field`` value.
     With ``by_file_dir`` (the per-input-file index :func:`write_by_file` makes) a worker loads
@@ -141,6 +203,9 @@ class RemoveDuplicatesStage(ProcessingStage[FileGroupTask, FileGroupTask]):
     """
 
     name = "RemoveDuplicates"
+    output_dir_field = "output_dir"
+    mode = "overwrite"
+    resume_in_output_dir = False
 
     def __init__(self, duplicates_path: str, output_dir: str, id_field: str,
                  by_file_dir: str | None = None) -> None:
@@ -162,10 +227,10 @@ class RemoveDuplicatesStage(ProcessingStage[FileGroupTask, FileGroupTask]):
         return read_id_table(path).column("id").combine_chunks()
 
     def process(self, task: FileGroupTask) -> FileGroupTask:
-        src, out = task.data[0], join_path(self.output_dir, task.metadata["output_name"])
+        src, out = task.data[0], self.output_file(task.metadata["output_name"])
         table = read_table(src, on_bad=lambda line, n, err: self.reject(
             task, "malformed JSON line", record={"line": line, "line_number": n}, error=err))
-        ids, dups = table.column(self.id_field), self.ids_for(task)
+        ids, dups = task_ids(task, table, self.id_field), self.ids_for(task)
         if dups.type != ids.type and len(dups) == 0:
             dups = dups.cast(ids.type)
         keep = pc.invert(pc.is_in(ids.cast(dups.type) if ids.type != dups.type
@@ -187,9 +252,24 @@ class DeduplicationWorkflow:
         perform_removal: also write the input without the duplicates.
         input_filetype: ``"parquet"`` or ``"jsonl"`` (default: by extension).
         executor: any executor (default: :class:`~curator.LocalExecutor`).
+        assign_id: give every record an integer id ``_curator_dedup_id`` (NeMo Curator's
+            option): consecutive over the input files in sorted order, the same on every run;
+            duplicates are reported by it, and ``{output_path}/{name}_id_generator.json``
+            (NeMo's format) lets ``TextDuplicatesRemovalWorkflow`` find the ids again. Default
+            (``None``): the ``id_field`` column when the input has one, else assigned ids (as
+            NeMo, whose workflows assign them by default); ``False``: always ``id_field``.
+        input_file_extensions: the file endings to read (default by ``input_filetype``).
+        read_kwargs / write_kwargs: NeMo's reader and writer options: their
+            ``storage_options`` are used for the input and the output paths.
+        total_nparts: NeMo's name of ``num_partitions``.
+        input_blocksize, identification_batchsize, cache_kwargs, rmm_pool_size,
+        spill_memory_limit, use_async_memory, env_vars: NeMo's GPU-shuffle settings, accepted
+            so NeMo scripts run; the CPU implementation reads one file per task and needs none.
     """
 
     name = "deduplication"
+    #: the name of the ID generator file NeMo Curator writes with ``assign_id`` (``exact`` …)
+    id_generator_prefix = "dedup"
     #: this workflow's subdirectory of ``cache_path``
     cache_subdir = "dedup"
     #: glob of the files this workflow writes in ``output_path/duplicates``
@@ -202,18 +282,44 @@ class DeduplicationWorkflow:
     #: each removal worker load only its own file's duplicate ids
     writes_by_file = False
 
-    def __init__(self, input_path: str | Sequence[str], output_path: str, *,
-                 cache_path: str | None = None, id_field: str = "id",
+    __new__, __signature__ = typed_new, init_signature  # types checked as in specs
+
+    def __init__(self, input_path: str | Sequence[str] | None = None, output_path: str = "", *,
+                 cache_path: str | None = None, id_field: str | None = "id",
                  perform_removal: bool = False, input_filetype: str | None = None,
-                 executor: BaseExecutor | str | None = None) -> None:
+                 executor: BaseExecutor | str | None = None, assign_id: bool | None = None,
+                 input_file_extensions: Sequence[str] | None = None,
+                 read_kwargs: dict[str, Any] | None = None,
+                 write_kwargs: dict[str, Any] | None = None, total_nparts: int | None = None,
+                 input_blocksize: str | int | None = None,
+                 identification_batchsize: int | None = None,
+                 cache_kwargs: dict[str, Any] | None = None, rmm_pool_size: Any = None,
+                 spill_memory_limit: Any = None, use_async_memory: bool | None = None,
+                 env_vars: dict[str, Any] | None = None) -> None:
         cls = type(self).__name__
         if not output_path:
             raise ValueError(f"{cls}: output_path is required")
+        if not input_path:
+            raise ValueError(f"{cls}: input_path is required (a directory, glob or file list)")
         if input_filetype not in (None, "parquet", "jsonl"):
             raise ValueError(f"{cls}: input_filetype must be 'parquet', 'jsonl' or None, got "
                              f"{input_filetype!r}")
+        if assign_id:
+            id_field = CURATOR_DEDUP_ID_STR
         if not id_field:
-            raise ValueError(f"{cls}: id_field is required (duplicates are reported by id)")
+            raise ValueError(f"{cls}: id_field is required (duplicates are reported by id), or "
+                             f"assign_id=True to number the records")
+        if total_nparts is not None and getattr(self, "num_partitions", None) is None:
+            self.num_partitions = int(total_nparts)
+        register_storage_options(input_path, (read_kwargs or {}).get("storage_options"))
+        register_storage_options(output_path, (write_kwargs or {}).get("storage_options"))
+        if cache_path:
+            register_storage_options(cache_path, (cache_kwargs or write_kwargs or {}).get(
+                "storage_options"))
+        self.assign_id = bool(assign_id)
+        #: ``assign_id=None``: number the records when the input has no ``id_field`` column
+        self._assign_auto = assign_id is None
+        self.input_file_extensions = list(input_file_extensions or []) or None
         self.input_path = input_path
         self.output_path = output_path
         self.cache_path = cache_path or join_path(output_path, "cache")
@@ -238,12 +344,32 @@ class DeduplicationWorkflow:
         return join_path(self.cache_path, self.cache_subdir, "by_file")
 
     def input_files(self) -> list[str]:
+        if self.input_file_extensions:
+            return list_inputs(self.input_path, self.input_filetype,
+                               extensions=self.input_file_extensions)
         return list_inputs(self.input_path, self.input_filetype)
+
+    @property
+    def id_generator_path(self) -> str:
+        """Where ``assign_id`` writes the ids' generator state (NeMo's ``*_id_generator.json``)."""
+        return join_path(self.output_path, f"{self.id_generator_prefix}_id_generator.json")
+
+    def assign_ids(self, files: Sequence[str]) -> None:
+        """With ``assign_id``: the first id of each input file (``id_base`` in its tasks), the
+        files numbered consecutively in sorted order, and NeMo's generator file to find them
+        again (keyed by the file's path, as NeMo's readers key a one-file task)."""
+        from curator.dedup.id_generator import IdGeneratorBase
+
+        gen = IdGeneratorBase()
+        self._id_bases = [gen.register_batch([f], count_rows(f)) for f in files]
+        gen.to_disk(self.id_generator_path)
 
     def file_tasks(self, files: Sequence[str]) -> list[FileGroupTask]:
         names = output_names(files)
+        bases = getattr(self, "_id_bases", None) if self.assign_id else None
         return [FileGroupTask(task_id=stable_id(self.name, f), dataset_name=self.name, data=[f],
-                              metadata={"file_index": i, "output_name": names[i]})
+                              metadata={"file_index": i, "output_name": names[i],
+                                        **({ID_BASE_KEY: bases[i]} if bases else {})})
                 for i, f in enumerate(files)]
 
     def partition_tasks(self, n: int) -> list[Task]:
@@ -256,7 +382,7 @@ class DeduplicationWorkflow:
         if not tasks:
             return []
         result = Pipeline(f"{self.name}:{stage.name}", stages=[stage]).run(
-            self.executor, initial_tasks=tasks, summary=False)
+            self.executor, initial_tasks=tasks, summary=False, raise_on_failure=False)
         for reason, count in result.rejected.counts.items():
             self._rejected[reason] = self._rejected.get(reason, 0) + count
         for s in result.stats.stages:
@@ -294,11 +420,6 @@ class DeduplicationWorkflow:
         """Write the input without the duplicate ids to ``output_path/deduplicated`` (its earlier
         contents are replaced)."""
         out_dir = join_path(self.output_path, "deduplicated")
-        fs, d = get_fs(out_dir)
-        old = fs.find(d)
-        if old:  # rewritten whole by every run: no file of an earlier input may stay
-            log.info("%s: replacing %d file(s) in %s", self.name, len(old), out_dir)
-            fs.rm(old)
         stage = RemoveDuplicatesStage(self.duplicates_path, out_dir, self.id_field,
                                       self.by_file_dir if self.writes_by_file else None)
         out = self.run_stage(stage, self.file_tasks(files))
@@ -326,19 +447,33 @@ class DeduplicationWorkflow:
         what an earlier run wrote there for another input or other parameters is deleted.
         Returns the fingerprint."""
         fp = self.fingerprint(files)
+        check_inputs_apart([(f"{self.name}.output_path", self.output_path),
+                            (f"{self.name}.cache_path", self.cache_path)],
+                           [(f"{self.name}.input_path", f) for f in _as_list(self.input_path)])
         owned = [(join_path(self.cache_path, self.cache_subdir), "**"),
                  (self.duplicates_path, self.duplicates_glob)]
         for directory, pattern in owned:
             fs, d = get_fs(directory)
             marker = f"{d.rstrip('/')}/.curator-{self.name}.json"
+            ours = False
             try:
                 with fs.open(marker, "r") as fh:
                     if json.load(fh).get("fingerprint") == fp:
-                        continue  # the same input and parameters: a resumed run reuses its work
+                        # the same input and parameters: a resumed run reuses its work, minus
+                        # the temporary files a killed run left
+                        remove_temp_files(directory)
+                        continue
+                ours = True
             except (FileNotFoundError, ValueError, AttributeError):
                 pass
             stale = ([f for f in fs.find(d) if not f.rsplit("/", 1)[-1].startswith(".curator-")]
                      if pattern == "**" else fs.glob(f"{d.rstrip('/')}/{pattern}"))
+            if stale and not ours:  # no marker: not this workflow's files, never deleted
+                raise OutputDirError(
+                    f"{self.name}: {directory} holds {len(stale)} file(s) this workflow did not "
+                    f"write (no .curator-{self.name}.json marker), e.g. {stale[0]}; nothing was "
+                    f"touched. Choose another "
+                    f"{'cache_path' if pattern == '**' else 'output_path'} or move them away.")
             if stale:
                 log.warning("%s: %d file(s) in %s were computed from another input or other "
                             "parameters; deleting them and recomputing", self.name, len(stale),
@@ -353,14 +488,25 @@ class DeduplicationWorkflow:
         """Identify the duplicates (and remove them when ``perform_removal``)."""
         self._rejected, self._timings, self._group_sizes = {}, {}, {}
         files = self.input_files()
+        if self._assign_auto and files and not has_column(files[0], self.id_field):
+            log.info("%s: the input has no %r column: numbering the records (%s)", self.name,
+                     self.id_field, CURATOR_DEDUP_ID_STR)
+            self.assign_id, self.id_field = True, CURATOR_DEDUP_ID_STR
         self.prepare_outputs(files)
+        if self.assign_id:
+            self.assign_ids(files)
         num = self.identify(files)
         removed = self.remove(files) if self.perform_removal else None
         return DeduplicationResult(
             duplicates_path=self.duplicates_path,
             output_path=join_path(self.output_path, "deduplicated") if self.perform_removal
             else None, num_duplicates=num, num_removed=removed, rejected=dict(self._rejected),
-            timings=dict(self._timings), group_sizes=dict(sorted(self._group_sizes.items())))
+            timings=dict(self._timings), group_sizes=dict(sorted(self._group_sizes.items())),
+            id_generator_path=self.id_generator_path if self.assign_id else None)
+
+
+def _as_list(paths: str | Sequence[str]) -> list[str]:
+    return [paths] if isinstance(paths, str) else list(paths)
 
 
 def done(path: str) -> bool:

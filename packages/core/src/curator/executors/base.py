@@ -22,43 +22,48 @@ import os
 import sys
 import time
 import traceback
+import warnings
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from curator.checkpoint import CheckpointStore, PartitionTracker
-from curator.errors import CuratorError
+from curator.errors import CuratorError, PipelineFailedError
 from curator.executors.stats import RunStats, peak_rss_mb, process_peak_rss_mb
+from curator.params import init_signature, typed_new
 from curator.rejected import FailedTask, RejectedRecord, RejectedSink
 from curator.stages.base import ProcessingStage
+from curator.stages.file_partitioning import INPUT_BYTES_COUNTER, SOURCE_BYTES_KEY
 from curator.stages.lifecycle import ensure_setup, release_stage
-from curator.tasks import EMPTY_TASK, EmptyTask, StagePerf, Task
+from curator.tasks import EMPTY_TASK, EmptyTask, FileGroupTask, StagePerf, Task
 
 __all__ = ["BaseExecutor", "RunContext", "RunResult", "OutputCollector", "output_paths",
            "StageCall", "invoke_stage", "invoke_source", "ensure_setup", "release_stage",
-           "failed_task_record", "env_flag", "SourceStageError", "PipelineFailedError"]
+           "failed_task_record", "env_flag", "SourceStageError", "PipelineFailedError",
+           "CONFIG_TYPES"]
+
+
+_WORKERS = int | dict[str, int] | None  # one count, or {stage name: count}
+CONFIG_TYPES: dict[str, Any] = {
+    "num_workers": _WORKERS, "max_workers": _WORKERS, "min_workers": _WORKERS,
+    "max_retries": int, "queue_size": int | None, "queue_bytes": int | None,
+    "cpus": int | float | None, "collect_outputs": bool, "autoscale": bool, "streaming": bool,
+    "ignore_head_node": bool,
+    "address": str | None, "num_cpus": int | float | None, "num_gpus": int | float | None,
+    "object_store_memory": int | None, "ray_timeout_s": float, "setup_timeout_s": float,
+    "scale_interval_s": float, "gpu_memory_gb_per_gpu": float | None,
+    "source_window": int | None, "batches_in_flight": int, "max_worker_restarts": int,
+    "tasks_per_block": int | None, "execution_mode": str, "logging_interval": float,
+    "autoscale_interval_s": float, "cpu_allocation_percentage": float,
+    "log_worker_allocation_layout": bool}
+"""Types of executors' config options: converted and checked when an executor is constructed,
+as a spec's values are (``LocalExecutor(num_workers="4")`` gets 4; ``"many"`` is an error
+naming the executor, the option, the expected type and the value)."""
 
 
 class SourceStageError(CuratorError):
     """The first stage could not produce any task (missing input path, bad pattern)."""
-
-
-class PipelineFailedError(CuratorError):
-    """Tasks failed for good during a run (``run(..., raise_on_failure=True)``); ``result`` is
-    the run's :class:`RunResult` and ``failed`` its failed tasks."""
-
-    def __init__(self, result: RunResult) -> None:
-        self.result = result
-        self.failed = list(result.failed)
-        shown = "\n  ".join(str(f) for f in self.failed[:10])
-        more = f"\n  … and {len(self.failed) - 10} more" if len(self.failed) > 10 else ""
-        where = (f"they are kept whole in {result.rejected.path}; fix the cause and run "
-                 f"`curator replay {result.rejected.path}` (or Pipeline.replay)"
-                 if result.rejected.path else "they are kept in result.failed; pass "
-                 "rejected_dir= to keep them on disk for replay")
-        super().__init__(f"{len(self.failed)} task(s) failed after their retries:\n  "
-                         f"{shown}{more}\n{where}")
 
 
 def env_flag(name: str) -> bool | None:
@@ -89,6 +94,9 @@ class RunContext:
     summary: bool | None = None
     sink: RejectedSink = field(init=False)
     checkpoint: CheckpointStore | None = field(init=False)
+    #: partitions an earlier run finished, dropped by :meth:`skip_done` (the summary's "resumed")
+    skipped_partitions: set[str] = field(init=False, default_factory=set)
+    _tracker: PartitionTracker | None = field(init=False, default=None, repr=False)
 
     def __post_init__(self) -> None:
         self.sink = RejectedSink(self.rejected_dir)
@@ -103,21 +111,30 @@ class RunContext:
     def tracker(self, n_stages: int, count: bool = False) -> PartitionTracker:
         """The run's partition tracker (it marks partitions done in the checkpoint, if any;
         ``count``: it counts them even without one)."""
-        return PartitionTracker(self.checkpoint, n_stages, count)
+        self._tracker = PartitionTracker(self.checkpoint, n_stages, count)
+        return self._tracker
 
     def skip_done(self, tasks: list[Task]) -> tuple[list[Task], int]:
         """Drop source tasks whose partition an earlier run finished."""
         if self.checkpoint is None:
             return tasks, 0
+        for size in {t.metadata.get("block_size") for t in tasks}:
+            self.checkpoint.check_block_size(size)
         done = self.checkpoint.done()
-        kept = [t for t in tasks if CheckpointStore.key(t.partition or t.task_id) not in done]
+        kept = []
+        for t in tasks:
+            key = CheckpointStore.key(t.partition or t.task_id)
+            if key in done:
+                self.skipped_partitions.add(key)
+            else:
+                kept.append(t)
         return kept, len(tasks) - len(kept)
 
 
 def output_paths(task: Task | None) -> list[str]:
     """The files a run output stands for: the paths of a ``FileGroupTask`` (what writers
     return), else none."""
-    from curator.tasks import FileGroupTask  # noqa: PLC0415
+    from curator.tasks import FileGroupTask
 
     return [str(p) for p in task.data] if isinstance(task, FileGroupTask) else []
 
@@ -141,7 +158,7 @@ class OutputCollector:
     def stub(task: Task | None) -> Task | None:
         """What a worker sends back for an output that is not collected: a path-only
         ``FileGroupTask`` when it stands for files, else ``None`` (just counted)."""
-        from curator.tasks import FileGroupTask  # noqa: PLC0415
+        from curator.tasks import FileGroupTask
 
         paths = output_paths(task)
         return (FileGroupTask(task_id=task.task_id, dataset_name=task.dataset_name, data=paths)
@@ -180,10 +197,12 @@ class RunResult(list):
         self.num_outputs = len(tasks) if num_outputs is None else num_outputs
         self.output_paths = _paths_of(tasks) if output_paths is None else output_paths
         self.spec: dict[str, Any] | None = None  # what ran; Pipeline.run fills it in
+        #: ``(partitions an earlier run finished, partitions this run redid)`` when resuming
+        self.resumed: tuple[int, int] | None = None
 
     def report(self, spec: dict[str, Any] | None = None) -> dict[str, Any]:
         """The run report (a JSON-safe dict; schema in ``docs/run-report.md``)."""
-        from curator.report import build_report  # noqa: PLC0415
+        from curator.report import build_report
 
         return build_report(self, spec)
 
@@ -204,19 +223,30 @@ class RunResult(list):
         return self
 
     def summary(self, cli: bool = False) -> str:
-        """The summary table and rejected/failed lines; ``cli`` names command-line flags
-        (``--rejected-dir``) in hints instead of Python parameters."""
+        """The summary table, then one line each for records rejected by design, tasks that
+        failed (the run is not ok) and a resumed run's partitions; ``cli`` names command-line
+        flags (``--rejected-dir``) in hints instead of Python parameters."""
         lines = [self.stats.format_table()]
-        total = self.rejected.total
-        if total:
+        failed = self.failed
+        per_stage = dict(self.rejected.counts)
+        for f in failed:  # the sink counts a failed task once in its stage: not a record
+            per_stage[f.stage] = per_stage.get(f.stage, 0) - 1
+        per_stage = {k: v for k, v in per_stage.items() if v > 0}
+        records = sum(per_stage.values())
+        if records:
             how = ("pass --rejected-dir to write them" if cli else
                    "kept in memory (result.rejected.records); pass rejected_dir= to write them")
             where = f"written to {self.rejected.path}" if self.rejected.path else how
-            per = ", ".join(f"{k}: {v}" for k, v in self.rejected.counts.items())
-            lines.append(f"rejected {total} records/tasks ({per}), {where}")
-        if self.failed:
-            lines.append(f"NOT OK: {len(self.failed)} task(s) failed after their retries "
-                         f"(kept whole for replay): " + "; ".join(map(str, self.failed[:3])))
+            per = ", ".join(f"{k}: {v}" for k, v in per_stage.items())
+            lines.append(f"rejected {records} record(s) ({per}), {where}")
+        if failed:
+            where = (f"kept whole in {self.rejected.path} for replay" if self.rejected.path
+                     else "kept whole in memory (result.failed) for replay")
+            lines.append(f"NOT OK: failed {len(failed)} task(s) after their retries, {where}: "
+                         + "; ".join(map(str, failed[:3])))
+        if self.resumed is not None and self.resumed[0]:
+            lines.append(f"resumed: {self.resumed[0]} partitions already done, "
+                         f"{self.resumed[1]} redone")
         return "\n".join(lines)
 
 
@@ -233,6 +263,27 @@ class StageCall:
     histograms: dict[str, Any] | None = None  # score sketches the stage published (reports)
     counters: dict[str, dict[str, int]] | None = None  # ``publish_counts`` of the stage (reports)
     peak_rss_mb: float = 0.0  # peak resident memory of the worker process that ran the call
+
+
+def _name_unnamed(outputs: list[Task], inputs: list[Task], source: bool) -> None:
+    """Give outputs built without an id (NeMo Curator's way: ``DocumentBatch(data=df,
+    dataset_name=...)``) a deterministic one: a source's output its content id
+    (:meth:`~curator.tasks.Task.get_deterministic_id`, else a hash of its data); otherwise the
+    id of the task it came from (with ``_i`` when one task gave several), by position when a
+    batch gave one output per input, else its content id."""
+    unnamed = [i for i, o in enumerate(outputs) if not o.task_id]
+    if not unnamed:
+        return
+    for i in unnamed:
+        out = outputs[i]
+        if source or not inputs:
+            out.task_id = out.get_deterministic_id() or out._content_id()
+        elif len(inputs) == 1 and len(outputs) > 1:
+            out._set_task_id(inputs[0].task_id, i)
+        elif len(inputs) in (1, len(outputs)):
+            out.task_id = inputs[0 if len(inputs) == 1 else i].task_id
+        else:
+            out.task_id = out._content_id()
 
 
 def _partition_of(out: Task, inputs: list[Task]) -> str | None:
@@ -268,7 +319,7 @@ def invoke_stage(stage: ProcessingStage, tasks: list[Task], worker: str = "") ->
     try:
         ensure_setup(stage, {"worker": worker})
         outputs = stage.process_batch(tasks)
-    except Exception:  # noqa: BLE001 - reported to the executor, which retries or rejects
+    except Exception:
         return _error_call(stage, start, items_in)
     return _finish_call(stage, tasks, outputs, start, items_in, worker)
 
@@ -282,7 +333,7 @@ def invoke_source(stage: ProcessingStage, task: Task, worker: str = "") -> Itera
         ensure_setup(stage, {"worker": worker})
         chunks = stage.process_stream(task)
         chunk = next(chunks, None)
-    except Exception:  # noqa: BLE001 - reported to the executor
+    except Exception:
         yield _error_call(stage, start, task.num_items)
         return
     call = _finish_call(stage, [task], chunk or [], start, task.num_items, worker)
@@ -293,7 +344,7 @@ def invoke_source(stage: ProcessingStage, task: Task, worker: str = "") -> Itera
         start = time.perf_counter()
         try:
             chunk = next(chunks, None)
-        except Exception:  # noqa: BLE001
+        except Exception:
             yield _error_call(stage, start, 0)
             return
         if chunk is None:
@@ -305,8 +356,19 @@ def _error_call(stage: ProcessingStage, start: float, items_in: int) -> StageCal
     """The call of a stage that raised (in an ``except`` block): its traceback."""
     _drain_histograms(stage)  # a retry scores the task again
     _drain_counts(stage)  # … and counts it again
+    getattr(stage, "_consume_custom_metrics", dict)()  # … and measures it again
     return StageCall([], stage.drain_rejected(), time.perf_counter() - start, items_in, 0,
                      error=traceback.format_exc(), peak_rss_mb=process_peak_rss_mb())
+
+
+def _with_bytes_read(counters: dict[str, dict[str, int]] | None,
+                     tasks: list[Task]) -> dict[str, dict[str, int]] | None:
+    """``counters`` plus the input bytes of the source partitions ``tasks`` consumed: the run's
+    overall progress (see :data:`~curator.stages.file_partitioning.INPUT_BYTES_COUNTER`)."""
+    read = sum(t.metadata.get(SOURCE_BYTES_KEY, 0) for t in tasks if isinstance(t, FileGroupTask))
+    if not read:
+        return counters
+    return {**(counters or {}), INPUT_BYTES_COUNTER: {"read": read}}
 
 
 def _finish_call(stage: ProcessingStage, tasks: list[Task], outputs: Any, start: float,
@@ -319,13 +381,15 @@ def _finish_call(stage: ProcessingStage, tasks: list[Task], outputs: Any, start:
         outputs = [outputs]
     busy = time.perf_counter() - start
     histograms = _drain_histograms(stage)
-    counters = _drain_counts(stage)
+    counters = _with_bytes_read(_drain_counts(stage), tasks)
     bad = [o for o in outputs if not isinstance(o, Task)]
     if bad:
         return StageCall([], stage.drain_rejected(), busy, items_in, 0,
                          error=f"{stage.name}.process returned {type(bad[0]).__name__}, expected "
                                f"a Task, a list of Tasks or None")
     source = tasks and isinstance(tasks[0], EmptyTask)
+    _name_unnamed(outputs, tasks, bool(source))
+    metrics = stage._consume_custom_metrics() if hasattr(stage, "_consume_custom_metrics") else {}
     items_out = 0
     per_task = busy / max(len(outputs), 1)
     for out in outputs:
@@ -337,7 +401,8 @@ def _finish_call(stage: ProcessingStage, tasks: list[Task], outputs: Any, start:
                 out.metadata["partition"] = part
         n = out.num_items
         items_out += n
-        out.stage_perf.append(StagePerf(stage.name, per_task, items_in, n, worker))
+        out.stage_perf.append(StagePerf(stage.name, per_task, items_in, n, worker,
+                                        custom_metrics=metrics))
     return StageCall(outputs, stage.drain_rejected(), busy, items_in, items_out,
                      histograms=histograms, counters=counters,
                      peak_rss_mb=process_peak_rss_mb())
@@ -355,6 +420,16 @@ def failed_task_record(stage: ProcessingStage | str, task: Task, error: str) -> 
                 "num_items": task.num_items, "partition": task.partition})
 
 
+def _outside_curator() -> int:
+    """The ``stacklevel`` that points a warning of the caller at the first frame outside
+    ``curator`` (the user's line, not a constructor several classes deep)."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    frame, level = sys._getframe(2), 2
+    while frame is not None and frame.f_code.co_filename.startswith(root):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
 class BaseExecutor(ABC):
     """Runs a built list of stages. Subclasses implement :meth:`execute`.
 
@@ -363,8 +438,20 @@ class BaseExecutor(ABC):
 
     name: ClassVar[str] = "executor"
 
+    __new__, __signature__ = typed_new, init_signature  # types checked as in specs
+
     def __init__(self, config: dict[str, Any] | None = None) -> None:
-        self.config = dict(config or {})
+        from curator.params import check_values
+
+        self.config = check_values(type(self).__name__, dict(config or {}), CONFIG_TYPES)
+
+    def warn_unknown_keys(self, known: set[str] | frozenset[str]) -> None:
+        """Warn, naming them, about config keys outside ``known``: they are ignored, as on
+        NeMo Curator (an error would break configs shared between executors)."""
+        unknown = sorted(set(self.config) - set(known))
+        if unknown:
+            warnings.warn(f"{type(self).__name__}: unknown config keys {unknown} are ignored; "
+                          f"known: {sorted(known)}", UserWarning, stacklevel=_outside_curator())
 
     @abstractmethod
     def execute(self, stages: list[ProcessingStage], initial_tasks: list[Task] | None = None,
@@ -389,6 +476,10 @@ class BaseExecutor(ABC):
                                output_paths=outputs.paths)
         else:
             result = RunResult(outputs, stats, context.sink)
+        if context.checkpoint is not None:
+            tracker = context._tracker
+            result.resumed = (len(context.skipped_partitions),
+                              len(tracker.seen) if tracker is not None else 0)
         if context.summary:
             print(result.summary(), file=sys.stderr, flush=True)
         return result

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, replace
 from curator.executors.base import OutputCollector, ensure_setup, invoke_stage, release_stage
 from curator.executors.retry import BatchOutcome, OutcomeReport, outcome_report, run_with_retries
 from curator.resources import Resources
-from curator.stages.base import ProcessingStage
+from curator.stages.base import ProcessingStage, fixed_num_workers
 from curator.tasks import Task
 
 __all__ = ["StageGroup", "group_stages", "run_chain", "chain_reports", "outcome_report",
@@ -46,7 +46,7 @@ class StageGroup:
 
     def num_workers(self, override: Callable[[ProcessingStage], int | None]) -> int | None:
         """The largest fixed worker count among the members (config override first)."""
-        fixed = [override(s) or s.num_workers for s in self.stages]
+        fixed = [override(s) or fixed_num_workers(s) for s in self.stages]
         return max((int(n) for n in fixed if n), default=None)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import functools
 import os
@@ -38,12 +39,57 @@ from curator.executors.workers import (
     WorkerDied,
     worker_command,
 )
-from curator.stages.base import ProcessingStage
+from curator.stages.base import ProcessingStage, fixed_num_workers
+from curator.stages.node_info import LOCAL_NODE, NodeInfo, WorkerMetadata
 from curator.tasks import EmptyTask, Task
 
 __all__ = ["LocalExecutor", "SourceStageError", "plan_workers", "available_gpus"]
 
 _END = object()
+#: default bound on the bytes of task data buffered in each queue between two stages
+QUEUE_BYTES = 64 * 2**20
+
+
+def task_nbytes(task: Any) -> int:
+    """The bytes a task's data holds where it says (``data.nbytes``: Arrow tables, NumPy
+    arrays), else 0 (such tasks are bounded by count alone)."""
+    n = getattr(getattr(task, "data", None), "nbytes", None)
+    return n if isinstance(n, int) else 0
+
+
+class _BoundedQueue(queue.Queue):
+    """A queue bounded by item count and by bytes in flight: an item is admitted while the
+    queue holds fewer than ``maxsize`` items and its bytes fit under ``max_bytes`` (an item
+    bigger than that is admitted alone), so memory does not grow with the size of a task."""
+
+    def __init__(self, maxsize: int, max_bytes: int) -> None:
+        super().__init__(maxsize)
+        self.max_bytes = max_bytes
+        self.nbytes = 0
+
+    def _init(self, maxsize: int) -> None:
+        super()._init(maxsize)
+        self._sizes: collections.deque[int] = collections.deque()
+
+    def put(self, item: Any, block: bool = True, timeout: float | None = None) -> None:
+        n = task_nbytes(item)
+        with self.not_full:
+            end = None if timeout is None else time.monotonic() + timeout
+            while self._qsize() and (self._qsize() >= self.maxsize > 0
+                                     or self.nbytes + n > self.max_bytes):
+                remaining = None if end is None else end - time.monotonic()
+                if not block or (remaining is not None and remaining <= 0):
+                    raise queue.Full
+                self.not_full.wait(remaining)
+            self._put(item)
+            self._sizes.append(n)
+            self.nbytes += n
+            self.unfinished_tasks += 1
+            self.not_empty.notify()
+
+    def _get(self) -> Any:
+        self.nbytes -= self._sizes.popleft()
+        return super()._get()
 
 
 def available_gpus() -> int:
@@ -52,17 +98,26 @@ def available_gpus() -> int:
     if visible is not None and visible.strip() in ("", "-1"):
         return 0
     try:
-        import torch  # noqa: PLC0415 - only when a GPU stage asks
+        import torch
     except ImportError:
         return 0
     return torch.cuda.device_count() if torch.cuda.is_available() else 0
+
+
+def _cores() -> int:
+    """The cores this process may run on (its CPU affinity where the OS tells, e.g. under
+    ``taskset`` or a container's cpuset), else the machine's."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
 
 
 def plan_workers(stage: ProcessingStage, cpus: float, gpus: int,
                  override: int | None = None) -> int:
     """Workers for ``stage`` on a machine with ``cpus`` cores and ``gpus`` GPUs (see
     :mod:`curator.executors.sizing`)."""
-    return workers_alone(stage.resources, override or stage.num_workers, cpus, gpus)
+    return workers_alone(stage.resources, override or fixed_num_workers(stage), cpus, gpus)
 
 
 class LocalExecutor(BaseExecutor):
@@ -83,6 +138,8 @@ class LocalExecutor(BaseExecutor):
         num_workers: int for every stage, or ``{stage_name: int}``.
         queue_size: tasks buffered between two stages (default: 2 per consumer worker, at least
             ``batch_size``).
+        queue_bytes: bytes of task data (Arrow tables, arrays) buffered between two stages
+            beyond the first task (default 64 MiB), so big tasks do not multiply memory.
         max_retries: overrides the run's retry count.
         cpus: cores to plan for (default: this machine's).
         fuse_stages: ``"thread"`` (default): after the first stage, consecutive stages with
@@ -99,10 +156,8 @@ class LocalExecutor(BaseExecutor):
 
     def __init__(self, config: dict[str, Any] | None = None, **kwargs: Any) -> None:
         super().__init__({**(config or {}), **kwargs})
-        unknown = set(self.config) - {"num_workers", "queue_size", "max_retries", "cpus",
-                                      "collect_outputs", "fuse_stages"}
-        if unknown:
-            raise ValueError(f"LocalExecutor: unknown config keys {sorted(unknown)}")
+        self.warn_unknown_keys({"num_workers", "queue_size", "queue_bytes", "max_retries",
+                                "cpus", "collect_outputs", "fuse_stages"})
         fuse = self.config.get("fuse_stages", "thread")
         if fuse not in (False, True, "process", "thread"):
             raise ValueError(f"LocalExecutor: fuse_stages must be False, True, 'process' or "
@@ -154,15 +209,17 @@ class _LocalRun:
         self.ctx = ctx
         self.fuse = executor.fuse
         self.stats = RunStats.for_stages([s.name for s in stages], executor="local")
-        cpus = float(executor.config.get("cpus") or os.cpu_count() or 1)
+        cpus = float(executor.config.get("cpus") or _cores())
         gpus = available_gpus() if any(s.resources.requires_gpu for s in stages) else 0
         self.groups = executor.groups(stages)
         self.n_workers = [executor._workers_for(g, cpus, gpus) for g in self.groups]
         self.n_workers[0] = min(self.n_workers[0], max(1, len(initial)))
         qsize = executor.config.get("queue_size")
+        qbytes = int(executor.config.get("queue_bytes") or QUEUE_BYTES)
         self.queues: list[queue.Queue] = [queue.Queue()]
         for g, n in zip(self.groups[1:], self.n_workers[1:], strict=True):
-            self.queues.append(queue.Queue(maxsize=qsize or max(2 * n + 2, g.batch_size * (n + 1))))
+            self.queues.append(_BoundedQueue(qsize or max(2 * n + 2, g.batch_size * (n + 1)),
+                                             qbytes))
         self.processes = _processes_available(stages, self.fuse == "process")
         self.stop = threading.Event()
         self.fatal: list[BaseException] = []
@@ -178,7 +235,7 @@ class _LocalRun:
         for g, group in enumerate(self.groups):
             for i, stage in zip(group.indices, group.stages, strict=True):
                 self.stats.stages[i].workers = self.n_workers[g]
-                stage.setup_on_node({"node": "local"}, {})
+                stage.setup_on_node(NodeInfo(node_id=LOCAL_NODE), WorkerMetadata())
         first = self.initial
         if not isinstance(first[0], EmptyTask):
             for t in first:
@@ -283,14 +340,14 @@ class _LocalRun:
         except StageSetupError as exc:
             self.fatal.append(exc)
             self.stop.set()
-        except BaseException as exc:  # noqa: BLE001 - a bug here must not hang the run
+        except BaseException as exc:
             self.fatal.append(exc)
             self.stop.set()
         finally:
             if runner is not None:
                 try:
                     runner.close()
-                except Exception as exc:  # noqa: BLE001
+                except Exception as exc:
                     self.fatal.append(exc)
             self._worker_exit(g)
 

@@ -86,7 +86,7 @@ class _Batch:
     def task(self) -> Task:
         """The (first) task itself, fetched to the driver: only for a task that failed for
         good (it is kept whole in the rejected sink)."""
-        import ray  # noqa: PLC0415
+        import ray
 
         tasks = [t for p in self.parts for t in (p if isinstance(p, list) else ray.get(p))]
         return tasks[self.pick or 0]
@@ -109,7 +109,7 @@ class _Actor:
         self._start()
 
     def _start(self) -> None:
-        import ray  # noqa: PLC0415
+        import ray
 
         self.handle = self.remote_cls.remote(self.group_bytes, self.name)
         try:
@@ -136,7 +136,7 @@ class _Actor:
         """The reports of a submitted call and the ref of the tasks it passes on (they stay in
         the object store); raises ``_ActorDied`` (after replacing the actor) when the worker
         process died."""
-        import ray  # noqa: PLC0415
+        import ray
 
         try:
             return ray.get(refs[0]), refs[1]
@@ -176,7 +176,7 @@ class _Actor:
         return [(reports, out)]
 
     def close(self) -> None:
-        import ray  # noqa: PLC0415
+        import ray
 
         try:
             ray.get(self.handle.teardown.remote(), timeout=60)
@@ -281,7 +281,7 @@ class PoolController:
 
 
 def _ray_free() -> dict[str, float]:
-    import ray  # noqa: PLC0415
+    import ray
 
     return ray.available_resources()
 
@@ -293,7 +293,7 @@ class _Pool:
 
     def __init__(self, index: int, group: StageGroup, workers: int, opts: dict[str, Any],
                  nodes: list[dict[str, Any]], ignore_head: bool) -> None:
-        import ray  # noqa: PLC0415
+        import ray
 
         self.index, self.group, self.workers = index, group, workers
         self.opts, self.ignore_head = opts, ignore_head
@@ -341,7 +341,7 @@ class _Pool:
     def placed(self, w: int) -> Any:
         """The actor class for worker ``w``, pinned to its node (softly, so a busy node passes
         its actor on; with ``ignore_head_node`` firmly, so none lands on the head)."""
-        from ray.util.scheduling_strategies import (  # noqa: PLC0415
+        from ray.util.scheduling_strategies import (
             NodeAffinitySchedulingStrategy,
         )
 
@@ -485,9 +485,8 @@ class RayActorPoolExecutor(RayExecutorBase):
         for pool, nxt in zip(pools, pools[1:], strict=False):
             pool.next = nxt
         for pool in pools:
-            for i, stage in zip(pool.group.indices, pool.group.stages, strict=True):
+            for i in pool.group.indices:
                 stats.stages[i].workers = pool.workers
-                stage.setup_on_node({"node": "ray"}, {})
         size = pools[0].group.batch_size
         for k in range(0, len(tasks), size):
             pools[0].feed(tasks[k:k + size], len(tasks[k:k + size]))
@@ -520,7 +519,7 @@ class RayActorPoolExecutor(RayExecutorBase):
         batch landed; a pool's upstream is done when the previous pool's threads all ended.
         Pool sizes follow the :class:`PoolController` (``capacity``: the CPUs and GPUs the
         pools may use)."""
-        import ray  # noqa: PLC0415
+        import ray
 
         timeout = float(self.config.get("setup_timeout_s", 600.0))
         depth = max(1, int(self.config.get("batches_in_flight", 2)))
@@ -566,13 +565,13 @@ class RayActorPoolExecutor(RayExecutorBase):
                     for reports, out in done:
                         landed(pool, reports, out)
                         control.book(pool.index, sum(r.call.busy_s for r in reports))
-            except BaseException as exc:  # noqa: BLE001 - re-raised in the driver thread
+            except BaseException as exc:
                 errors.append(exc)
             finally:
                 if actor is not None:
                     try:
                         actor.close()
-                    except Exception as exc:  # noqa: BLE001
+                    except Exception as exc:
                         errors.append(exc)
                 if leaving:
                     pool.gone()

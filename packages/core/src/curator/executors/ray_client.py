@@ -40,7 +40,7 @@ class RayStartError(CuratorError, RuntimeError):
 
 def _ray_descendants() -> list[Any]:
     """Ray processes (raylet, GCS, workers, agents) below this process."""
-    import psutil  # noqa: PLC0415
+    import psutil
 
     found = []
     for proc in psutil.Process().children(recursive=True):
@@ -130,11 +130,11 @@ def _require_free_port(host: str, port: int, param: str) -> int:
 
 def _dashboard_installed() -> bool:
     """Whether Ray's dashboard can run here (package ``ray[default]``); warns when not."""
-    from ray._private.utils import get_dashboard_dependency_error  # noqa: PLC0415
+    from ray._private.utils import get_dashboard_dependency_error
 
     error = get_dashboard_dependency_error()
     if error is not None:
-        import warnings  # noqa: PLC0415
+        import warnings
 
         warnings.warn(f"RayClient: starting the cluster without Ray's dashboard, whose packages "
                       f"are not installed ({error}); XennaExecutor cannot run on it. Install "
@@ -174,7 +174,7 @@ def _auth_hint(exc: BaseException | None = None) -> str:
 def alive_nodes(ignore_head_node: bool = False) -> list[dict[str, Any]]:
     """``ray.nodes()`` of the connected cluster that are alive (without the head node when
     ``ignore_head_node``; raises ``ValueError`` when that leaves none)."""
-    import ray  # noqa: PLC0415
+    import ray
 
     nodes = [n for n in ray.nodes() if n.get("Alive")]
     if ignore_head_node:
@@ -206,10 +206,10 @@ def session_processes(session_dir: str | os.PathLike[str],
     """Live processes of one Ray session (or of every session under a ``--temp-dir``): those
     whose command line or open files name ``session_dir``, plus the recorded ``(pid,
     create_time)`` pairs still alive (Ray's agents retitle themselves ``ray::...``)."""
-    import psutil  # noqa: PLC0415
+    import psutil
 
     key = os.path.abspath(str(session_dir)).rstrip("/")
-    if not str(session_dir) or key.count("/") < 2 or key in ("/tmp", "/tmp/ray", "/var/tmp"):  # noqa: S108
+    if not str(session_dir) or key.count("/") < 2 or key in ("/tmp", "/tmp/ray", "/var/tmp"):
         raise ValueError(f"session_processes: {session_dir!r} is not one session's directory")
     me = os.getpid()
     found: dict[int, Any] = {}
@@ -235,7 +235,7 @@ def session_processes(session_dir: str | os.PathLike[str],
 
 def end_processes(procs: list[Any], timeout_s: float = 10.0) -> None:
     """SIGTERM ``procs``, then SIGKILL the ones still alive after ``timeout_s``."""
-    import psutil  # noqa: PLC0415
+    import psutil
 
     for proc in procs:
         with contextlib.suppress(psutil.Error):
@@ -248,7 +248,7 @@ def end_processes(procs: list[Any], timeout_s: float = 10.0) -> None:
 
 
 def _owner_alive(record: dict[str, Any]) -> bool:
-    import psutil  # noqa: PLC0415
+    import psutil
 
     try:
         return abs(psutil.Process(int(record["owner_pid"])).create_time()
@@ -275,7 +275,7 @@ def _sweep_record(path: Path, temp_dir: str | os.PathLike[str]) -> int:
     return len(procs)
 
 
-def sweep_orphans(temp_dir: str | os.PathLike[str] = "/tmp/ray") -> int:  # noqa: S108
+def sweep_orphans(temp_dir: str | os.PathLike[str] = "/tmp/ray") -> int:
     """End the processes of clusters a Curator driver started and then died without stopping
     (kill -9). Only clusters recorded in ``<temp_dir>/curator_owned/*.json`` whose owner process
     is gone are touched: other users' clusters, ``ray start`` ones and those of live drivers are
@@ -289,7 +289,7 @@ def sweep_orphans(temp_dir: str | os.PathLike[str] = "/tmp/ray") -> int:  # noqa
 def _watch_owner(record: str, temp_dir: str) -> None:
     """Body of the watchdog process a started cluster gets: wait for the driver that started it
     to exit, then end what is left of its cluster (nothing, after a clean ``stop()``)."""
-    import psutil  # noqa: PLC0415
+    import psutil
 
     with contextlib.suppress(psutil.Error, OSError, ValueError, KeyError):
         owner = psutil.Process(int(json.loads(Path(record).read_text())["owner_pid"]))
@@ -375,11 +375,11 @@ class RayClient:
         # slow and needless on one machine (workers use this interpreter), and the workers'
         # compiled kernels would be rebuilt for every new copy (10 s at a run's start here).
         os.environ.setdefault("RAY_ENABLE_UV_RUN_RUNTIME_ENV", "0")
-        import ray  # noqa: PLC0415
+        import ray
 
         if os.environ["RAY_ENABLE_UV_RUN_RUNTIME_ENV"] == "0":  # Ray reads it when imported,
             with contextlib.suppress(Exception):  # which may have been before this start
-                from ray._private import ray_constants  # noqa: PLC0415
+                from ray._private import ray_constants
 
                 ray_constants.RAY_ENABLE_UV_RUN_RUNTIME_ENV = False
 
@@ -390,6 +390,9 @@ class RayClient:
             return self
         with contextlib.suppress(Exception):  # best effort: never blocks a start
             sweep_orphans(self._temp_dir())
+        from curator.executors.ray_quiet import quiet_known_ray_lines
+
+        quiet_known_ray_lines()
         kwargs: dict[str, Any] = {"include_dashboard": self.include_dashboard,
                                   "log_to_driver": False, **self.ray_init_kwargs}
         if how == "start":
@@ -433,7 +436,7 @@ class RayClient:
 
     def ping(self, timeout_s: float | None = None) -> None:
         """Run one tiny task; raises :class:`RayStartError` if no worker answers in time."""
-        import ray  # noqa: PLC0415
+        import ray
 
         timeout_s = self.timeout_s if timeout_s is None else timeout_s
 
@@ -454,7 +457,7 @@ class RayClient:
         cluster is only disconnected from and keeps running."""
         if not self._connected:
             return
-        import ray  # noqa: PLC0415
+        import ray
 
         procs = _ray_descendants() if self.owns_cluster else []
         ray.shutdown()
@@ -473,7 +476,7 @@ class RayClient:
     @property
     def address(self) -> str | None:
         """The cluster's GCS address once started (what ``RayClient(address=...)`` joins)."""
-        import ray  # noqa: PLC0415
+        import ray
 
         # Only a client that started or joined (or found) the connection reports Ray's address;
         # an idle one keeps what it was given, whatever else this process is connected to.
@@ -487,12 +490,12 @@ class RayClient:
 
     @property
     def is_running(self) -> bool:
-        import ray  # noqa: PLC0415
+        import ray
 
         return ray.is_initialized()
 
     def cluster_resources(self) -> dict[str, float]:
-        import ray  # noqa: PLC0415
+        import ray
 
         return dict(ray.cluster_resources())
 
@@ -505,15 +508,15 @@ class RayClient:
     # -- helpers -----------------------------------------------------------------------------
     def _temp_dir(self) -> str:
         return str(self.ray_init_kwargs.get("_temp_dir") or os.environ.get("RAY_TMPDIR")
-                   or "/tmp/ray")  # noqa: S108 - Ray's own default
+                   or "/tmp/ray")
 
     def _record_ownership(self) -> None:
         """Write ``<temp dir>/curator_owned/<session>.json``: this process and the processes of
         the cluster it started, so a later start can end them should this process be killed."""
-        import psutil  # noqa: PLC0415
-        import ray  # noqa: PLC0415
+        import psutil
+        import ray
 
-        session_dir = ray._private.worker._global_node.get_session_dir_path()  # noqa: SLF001
+        session_dir = ray._private.worker._global_node.get_session_dir_path()
         owned = Path(self._temp_dir()) / _OWNED_DIR
         owned.mkdir(parents=True, exist_ok=True)
         me = psutil.Process()
@@ -530,11 +533,11 @@ class RayClient:
         self._record = path
         # a watchdog in a session of its own ends the cluster should this process be killed
         # (kill -9 gives Ray no chance to); the next start sweeps should it be killed too
-        import subprocess  # noqa: PLC0415
+        import subprocess
 
         code = ("from curator.executors.ray_client import _watch_owner; "
                 f"_watch_owner({str(path)!r}, {self._temp_dir()!r})")
-        self._watchdog = subprocess.Popen(  # noqa: S603
+        self._watchdog = subprocess.Popen(
             [sys.executable, "-c", code], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True)
 
@@ -542,7 +545,7 @@ class RayClient:
         """The address to join, after checking within the deadline that its GCS port answers
         (``ray.init`` itself cannot be interrupted while it waits on a dead address)."""
         if address == "auto":
-            from ray._private.services import canonicalize_bootstrap_address  # noqa: PLC0415
+            from ray._private.services import canonicalize_bootstrap_address
 
             found = None
             with contextlib.suppress(Exception):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import time
 from abc import abstractmethod
 from collections.abc import Iterator
@@ -30,11 +31,14 @@ from curator.executors.retry import (
 from curator.executors.stats import ProgressReporter, RayStageMetrics, RunStats
 from curator.paths import warn_node_local_paths
 from curator.stages.base import ProcessingStage
+from curator.stages.lifecycle import overrides
+from curator.stages.node_info import NodeInfo, WorkerMetadata
 from curator.tasks import EmptyTask, Task
 
 __all__ = ["RayExecutorBase", "ray_session", "BatchOutcome", "run_with_retries", "apply_outcome",
            "node_gpu_memory_gb", "stage_override", "pool_limits", "RunStore", "PartitionTracker",
-           "source_windows", "apply_report", "tasks_per_block", "SOURCE_WINDOW"]
+           "source_windows", "apply_report", "tasks_per_block", "SOURCE_WINDOW",
+           "setup_on_nodes"]
 
 
 @contextlib.contextmanager
@@ -83,9 +87,9 @@ def node_gpu_memory_gb(override: float | None = None) -> float | None:
     """GPU memory in GB that ``Resources.gpu_memory_gb`` is sized against: the smallest GPU of
     the connected cluster's GPU nodes, by accelerator type or ``override`` (see
     :mod:`curator.executors.gpu_sizing`); ``None`` when the cluster has no GPU."""
-    import ray  # noqa: PLC0415
+    import ray
 
-    from curator.executors.gpu_sizing import smallest_gpu_memory_gb  # noqa: PLC0415
+    from curator.executors.gpu_sizing import smallest_gpu_memory_gb
 
     return smallest_gpu_memory_gb(ray.nodes(), override)
 
@@ -100,20 +104,20 @@ class RunStore:
         self.prefix = f"{run_key}/"
 
     def get(self, key: str) -> bytes | None:
-        from ray.experimental import internal_kv  # noqa: PLC0415
+        from ray.experimental import internal_kv
 
         return internal_kv._internal_kv_get((self.prefix + key).encode(),
                                             namespace=self.NAMESPACE)
 
     def put(self, key: str, value: bytes) -> None:
-        from ray.experimental import internal_kv  # noqa: PLC0415
+        from ray.experimental import internal_kv
 
         internal_kv._internal_kv_put((self.prefix + key).encode(), value, overwrite=True,
                                      namespace=self.NAMESPACE)
 
     def keys(self, prefix: str = "") -> list[str]:
         """The run's keys that start with ``prefix`` (without the run's own prefix)."""
-        from ray.experimental import internal_kv  # noqa: PLC0415
+        from ray.experimental import internal_kv
 
         found = internal_kv._internal_kv_list((self.prefix + prefix).encode(),
                                               namespace=self.NAMESPACE)
@@ -121,7 +125,7 @@ class RunStore:
 
     def delete(self, key: str = "") -> None:
         """Forget ``key``, by default every key of the run."""
-        from ray.experimental import internal_kv  # noqa: PLC0415
+        from ray.experimental import internal_kv
 
         internal_kv._internal_kv_del((self.prefix + key).encode(), del_by_prefix=not key,
                                      namespace=self.NAMESPACE)
@@ -156,7 +160,7 @@ def source_windows(stages: list[ProcessingStage], initial: list[Task], ctx: RunC
         yield tasks, 0
         return
     source = stages[0]
-    source.setup_on_node({"node": "driver"}, {})
+    source.setup_on_node(NodeInfo(node_id=_driver_node_id()), WorkerMetadata())
     ensure_setup(source, {"worker": "driver"})
     stats.stages[0].workers = 1
     names = [s.name for s in stages]
@@ -177,6 +181,64 @@ def source_windows(stages: list[ProcessingStage], initial: list[Task], ctx: RunC
         release_stage(source)
     if tasks or not windows:
         yield tasks, 1
+
+
+def _driver_node_id() -> str:
+    """The Ray node id of the node this driver is connected to (``"driver"`` without Ray)."""
+    import ray
+
+    return ray.get_runtime_context().get_node_id() if ray.is_initialized() else "driver"
+
+
+def _setup_here(stage: ProcessingStage) -> str:
+    """Body of the Ray task :func:`setup_on_nodes` pins to one node; returns its node id."""
+    import ray
+
+    node_id = ray.get_runtime_context().get_node_id()
+    stage.setup_on_node(NodeInfo(node_id=node_id), WorkerMetadata())
+    return node_id
+
+
+@functools.cache
+def _setup_task() -> Any:
+    import ray
+
+    return ray.remote(max_retries=0)(_setup_here)
+
+
+def setup_on_nodes(stages: list[ProcessingStage],
+                   ignore_head_node: bool = False) -> dict[str, list[str]]:
+    """Run each stage's ``setup_on_node`` once on every alive node that can hold one of its
+    workers (the head node left out with ``ignore_head_node``), before any worker starts.
+
+    One Ray task per (stage, node), pinned there (``NodeAffinitySchedulingStrategy``, not
+    soft), all submitted at once so slow setups (model downloads) overlap; they ask for no CPU
+    (nothing else runs yet) and for the stage's GPUs, so a GPU setup sees one. Stages that keep
+    the base class's no-op are skipped (no Ray task). A setup that raises stops the run with
+    its error. Returns ``{stage name: [node ids]}`` of the setups that ran.
+    """
+    import ray
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    from curator.executors.ray_client import alive_nodes
+
+    wanted = [s for s in stages if overrides(s, ProcessingStage, "setup_on_node")]
+    if not wanted:
+        return {}
+    nodes = alive_nodes(ignore_head_node)
+    refs: dict[str, list[Any]] = {}
+    for stage in wanted:
+        res = stage.resources
+        gpus = res.gpu_fraction(None) if res.requires_gpu else 0.0
+        staged = ray.put(stage)
+        for node in nodes:
+            have = node.get("Resources") or {}
+            if have.get("CPU", 0.0) + 1e-9 < res.cpus or have.get("GPU", 0.0) + 1e-9 < gpus:
+                continue  # no worker of this stage fits there: nothing of it runs there
+            refs.setdefault(stage.name, []).append(_setup_task().options(
+                num_cpus=0, num_gpus=gpus, scheduling_strategy=NodeAffinitySchedulingStrategy(
+                    node_id=node["NodeID"], soft=False)).remote(staged))
+    return {name: ray.get(r) for name, r in refs.items()}
 
 
 def tasks_per_block(n_tasks: int, cluster: dict[str, float], configured: Any = None) -> int:
@@ -204,10 +266,7 @@ class RayExecutorBase(BaseExecutor):
 
     def __init__(self, config: dict[str, Any] | None = None, **kwargs: Any) -> None:
         super().__init__({**(config or {}), **kwargs})
-        unknown = set(self.config) - self.config_keys
-        if unknown:
-            raise ValueError(f"{type(self).__name__}: unknown config keys {sorted(unknown)}; "
-                             f"known: {sorted(self.config_keys)}")
+        self.warn_unknown_keys(self.config_keys)
 
     def execute(self, stages: list[ProcessingStage], initial_tasks: list[Task] | None = None,
                 *, context: RunContext | None = None) -> RunResult:
@@ -255,6 +314,9 @@ class RayExecutorBase(BaseExecutor):
         partitions (:meth:`windows`); return the last stage's outputs."""
         tracker = ctx.tracker(len(stages), count=self.counts_partitions)
         outputs = OutputCollector(bool(self.config.get("collect_outputs", True)))
+        # once per run, before any pool starts; an empty root task's source runs on the driver
+        on_cluster = stages[1:] if isinstance(initial[0], EmptyTask) else stages
+        setup_on_nodes(on_cluster, bool(self.config.get("ignore_head_node")))
         for tasks, first in self.windows(stages, initial, ctx, stats, tracker):
             if not tasks or first == len(stages):
                 outputs.add(tasks if first == len(stages) else [])

@@ -26,7 +26,7 @@ from curator.executors.stats import RunStats
 from curator.stages.base import ProcessingStage
 from curator.tasks import Task
 
-__all__ = ["RayDataExecutor"]
+__all__ = ["RayDataExecutor", "nodes_resources"]
 
 
 class _GroupUDF:
@@ -52,7 +52,7 @@ class _GroupUDF:
             ensure_setup(stage, {"worker": self.worker})
 
     def __call__(self, batch: Any) -> Any:
-        import pyarrow as pa  # noqa: PLC0415
+        import pyarrow as pa
 
         reports = [r for e in batch.column("event").to_pylist() if e for r in cloudpickle.loads(e)]
         tasks = [cloudpickle.loads(t) for t in batch.column("task").to_pylist() if t]
@@ -94,7 +94,7 @@ class _GroupUDF:
         for stage in self.group.stages:
             try:
                 release_stage(stage)
-            except Exception:  # noqa: BLE001, S110 - nothing to report to at interpreter exit
+            except Exception:
                 pass
 
 
@@ -114,7 +114,7 @@ class _Starts:
         before: 0 on its first attempt. Counted once per attempt, on its first call (a retry
         keeps Ray's task id), so the common path costs two store operations per block, not per
         batch. 0 where Ray Data calls the function in the driver (no worker to lose)."""
-        import ray  # noqa: PLC0415
+        import ray
 
         context = ray.get_runtime_context()
         if context.worker.mode != ray._private.worker.WORKER_MODE:
@@ -191,11 +191,51 @@ class RayDataExecutor(RayExecutorBase):
             to what the cluster holds (as on :class:`RayActorPoolExecutor`).
         tasks_per_block: tasks per input block (default: one each while there are at most 16
             tasks per cluster CPU, then up to 64, so 100k partitions are not 100k Ray objects).
+        ignore_head_node: run nothing on the cluster's head node: tasks and actors get a Ray
+            label selector that excludes it and the pools are sized from the other nodes
+            (NeMo Curator's option, also ``RayDataExecutor(ignore_head_node=True)``). A
+            cluster with no node besides its head runs there, with a warning.
     """
 
     name = "ray_data"
     config_keys = RayExecutorBase.config_keys | {"max_worker_restarts", "tasks_per_block",
-                                                 "max_workers", "min_workers", "autoscale"}
+                                                 "max_workers", "min_workers", "autoscale",
+                                                 "ignore_head_node"}
+
+    def usable_resources(self, cluster: dict[str, float]) -> dict[str, float]:
+        """The resources the pools are sized from: the cluster's, or with ``ignore_head_node``
+        those of the alive nodes other than the head."""
+        if not self._avoid_head():
+            return cluster
+        from curator.executors.ray_client import alive_nodes
+
+        return nodes_resources(alive_nodes(ignore_head_node=True))
+
+    def _avoid_head(self) -> bool:
+        """``ignore_head_node``, when the cluster has another node to run on (else a warning:
+        a one-node cluster runs on its head, as NeMo Curator's Ray Data executor does)."""
+        if not self.config.get("ignore_head_node"):
+            return False
+        from curator.executors.ray_client import alive_nodes
+
+        try:
+            alive_nodes(ignore_head_node=True)
+        except ValueError:
+            warnings.warn("RayDataExecutor: ignore_head_node=True, but the cluster has no node "
+                          "besides its head node: running there (add worker nodes to keep the "
+                          "head free)", stacklevel=2)
+            return False
+        return True
+
+    def _placement(self) -> dict[str, Any]:
+        """``map_batches`` arguments that keep work off the head node (``ignore_head_node``)."""
+        if not self._avoid_head():
+            return {}
+        import ray
+
+        heads = [n["NodeID"] for n in ray.nodes() if n.get("Alive")
+                 and "node:__internal_head__" in (n.get("Resources") or {})]
+        return {"label_selector": {"ray.io/node-id": f"!in({','.join(heads)})"}} if heads else {}
 
     def plan(self, groups: list[StageGroup],
              cluster: dict[str, float]) -> list[tuple[int, dict[str, Any]]]:
@@ -205,15 +245,17 @@ class RayDataExecutor(RayExecutorBase):
         the whole run; the others run as Ray tasks (their worker processes are reused from run
         to run), and the pools leave room for one such task so no group waits forever.
         """
-        import ray.data  # noqa: PLC0415
+        import ray.data
 
         cpus = float(cluster.get("CPU", 1.0))
         gpus = float(cluster.get("GPU", 0.0))
         gpu_mem = (node_gpu_memory_gb(self.config.get("gpu_memory_gb_per_gpu"))
                    if any(g.resources.gpu_memory_gb for g in groups) else None)
         # a GPU group always: Ray starts a fresh worker process for every GPU task
-        actor = [g.resources.requires_gpu or any(s.has_worker_state for s in g.stages)
-                 for g in groups]
+        # or asked for by a stage's ray_stage_spec() (NeMo Curator's ``is_actor_stage``)
+        actor = [g.resources.requires_gpu or any(
+                 s.has_worker_state or s.ray_stage_spec().get("is_actor_stage")
+                 for s in g.stages) for g in groups]
         sizes = workers_together([g.resources for g in groups],
                                  [g.num_workers(self.workers_override) for g in groups],
                                  cpus, gpus, gpu_mem)
@@ -238,16 +280,23 @@ class RayDataExecutor(RayExecutorBase):
                             if a else ray.data.TaskPoolStrategy(size=2 * top))}
             if frac:
                 args["num_gpus"] = frac
+            env = {k: v for s in g.stages for k, v in (s.runtime_env or {}).items()}
+            if env:  # the stage's with_(runtime_env=...), as NeMo Curator passes it
+                args["runtime_env"] = env
             plans.append((n, args))
         return plans
 
     # -- running -------------------------------------------------------------------------------
+    def _run(self, stages: list[ProcessingStage], initial: list[Task], ctx: RunContext,
+             stats: RunStats, cluster: dict[str, float]) -> OutputCollector:
+        return super()._run(stages, initial, ctx, stats, self.usable_resources(cluster))
+
     def _run_window(self, stages: list[ProcessingStage], tasks: list[Task], first: int,
                     ctx: RunContext, stats: RunStats, tracker: PartitionTracker,
                     cluster: dict[str, float], outputs: OutputCollector) -> None:
         """Run ``tasks`` through ``stages[first:]`` as one Ray Dataset; book every report."""
-        import pyarrow as pa  # noqa: PLC0415
-        import ray.data  # noqa: PLC0415
+        import pyarrow as pa
+        import ray.data
 
         dctx = ray.data.DataContext.get_current()
         dctx.enable_progress_bars = False
@@ -272,13 +321,13 @@ class RayDataExecutor(RayExecutorBase):
         run_key = uuid.uuid4().hex
         groups = self.groups(stages[first:], first)
         for group, (n, args) in zip(groups, self.plan(groups, cluster), strict=True):
-            for i, stage in zip(group.indices, group.stages, strict=True):
+            for i in group.indices:
                 stats.stages[i].workers = n
-                stage.setup_on_node({"node": "ray"}, {})
             udf_args = (cloudpickle.dumps(group), len(stages), ctx.max_retries, collect, run_key)
             # SPREAD: tasks and actors over every node with the resources, not packed on one
             kwargs = {**args, "batch_size": group.batch_size, "batch_format": "pyarrow",
-                      "zero_copy_batch": True, "scheduling_strategy": "SPREAD"}
+                      "zero_copy_batch": True, "scheduling_strategy": "SPREAD",
+                      **self._placement()}
             with warnings.catch_warnings():  # max_(task_)retries: "ray_remote_args deprecated"
                 warnings.simplefilter("ignore", DeprecationWarning)
                 if isinstance(args["compute"], ray.data.ActorPoolStrategy):
@@ -300,3 +349,13 @@ class RayDataExecutor(RayExecutorBase):
                 stats.bump(group.first, "worker_restarts", starts.deaths(group.first))
         finally:
             starts.clear()
+
+
+def nodes_resources(nodes: list[dict[str, Any]]) -> dict[str, float]:
+    """The summed ``Resources`` (CPU, GPU, memory …) of ``ray.nodes()`` entries."""
+    out: dict[str, float] = {}
+    for node in nodes:
+        for key, value in (node.get("Resources") or {}).items():
+            if not key.startswith("node:"):
+                out[key] = out.get(key, 0.0) + float(value)
+    return out

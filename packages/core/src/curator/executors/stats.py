@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import math
+import re
 import sys
 import threading
 import time
 from dataclasses import asdict, dataclass, field
 from typing import TextIO
 
-__all__ = ["StageStats", "RunStats", "ProgressReporter", "StageProgress", "RayStageMetrics",
-           "ScoreSketch", "MAX_REASONS", "peak_rss_mb", "process_peak_rss_mb", "DEDUP_GROUP_SIZES"]
+__all__ = ["StageStats", "RunStats", "ProgressReporter", "StageProgress", "OverallProgress",
+           "RayStageMetrics", "ScoreSketch", "MAX_REASONS", "reason_cause", "peak_rss_mb", "process_peak_rss_mb", "DEDUP_GROUP_SIZES"]
 
 DEDUP_GROUP_SIZES = "dedup_group_sizes"
 """The counter a deduplication stage publishes: duplicate-group size -> number of groups of that
@@ -20,8 +21,22 @@ MAX_REASONS = 50
 """Distinct rejection reasons counted per stage (reasons are short fixed strings by convention)."""
 
 
+_PLACE = r"(?:\S*[/\\]\S*|\S+:\d+|[\w.-]+\.[A-Za-z][\w]{1,5})"  # dir/f, f:12, f.tar
+_WHERE = re.compile(rf"\s+(?:at|in|of|from)\s+{_PLACE}"  # " at dir/file.jsonl:12"
+                    rf"|\s*\({_PLACE}\)"  # " (dir/file:12)"
+                    r"|(?:\s+(?:at|on|in))?:?\s+(?:line|offset|byte)\s+\d+")  # " at line 12"
+
+
+def reason_cause(reason: str) -> str:
+    """A rejection reason without the place it happened (``"malformed JSON at
+    …/stories_000.jsonl:1252"`` -> ``"malformed JSON"``): what the counts group by, so one
+    cause is one count however many files and lines it hit. The record keeps the full reason."""
+    cause = _WHERE.sub("", reason).strip(" :,;")
+    return cause or reason
+
+
 def _maxrss_mb(who: int) -> float:
-    import resource  # noqa: PLC0415 - POSIX only
+    import resource
 
     scale = 1 / 1024 if sys.platform != "darwin" else 1 / 1024**2  # KiB on Linux, bytes on macOS
     return resource.getrusage(who).ru_maxrss * scale
@@ -29,7 +44,7 @@ def _maxrss_mb(who: int) -> float:
 
 def peak_rss_mb() -> float:
     """Peak resident set size, in MiB, of this process and its waited-for children."""
-    import resource  # noqa: PLC0415 - POSIX only
+    import resource
 
     return max(_maxrss_mb(resource.RUSAGE_SELF), _maxrss_mb(resource.RUSAGE_CHILDREN))
 
@@ -47,7 +62,7 @@ def process_peak_rss_mb() -> float:
     except (OSError, ValueError, IndexError):
         pass
     try:
-        import resource  # noqa: PLC0415 - POSIX only
+        import resource
     except ImportError:  # pragma: no cover - Windows
         return 0.0
     return _maxrss_mb(resource.RUSAGE_SELF)
@@ -80,7 +95,7 @@ class ScoreSketch:
 
     def add(self, values: object) -> ScoreSketch:
         """Add scores (any sequence or array of numbers; NaN and infinities are counted apart)."""
-        import numpy as np  # noqa: PLC0415
+        import numpy as np
 
         v = np.asarray(values, dtype=np.float64).ravel()
         finite = np.isfinite(v)
@@ -111,7 +126,7 @@ class ScoreSketch:
     def histogram(self, bins: int = 30) -> tuple[list[int], list[float]]:
         """``(counts, edges)`` over ``bins`` equal bins from the smallest to the largest score
         (each bucket counted at its centre, so a bin edge is off by at most 1%)."""
-        import numpy as np  # noqa: PLC0415
+        import numpy as np
 
         if not self.count:
             return [], []
@@ -146,8 +161,9 @@ class StageStats:
     workers_retired: int = 0
     """Workers let go during the run while work went on (an autoscaling pool shrank)."""
     rejected_by_reason: dict[str, int] = field(default_factory=dict)
-    timeline: dict[int, int] = field(default_factory=dict, repr=False)
-    """Items in per second of the run (second since the start -> items), for the reports."""
+    timeline: dict[int, float] = field(default_factory=dict, repr=False)
+    """Items in per second of the run (second since the start -> items, each call's items spread
+    over the seconds it was busy), for the reports."""
     histograms: dict[str, ScoreSketch] = field(default_factory=dict, repr=False)
     """Score histograms the stage published (``drain_histograms``), by score name."""
     counters: dict[str, dict[str, int]] = field(default_factory=dict)
@@ -165,6 +181,21 @@ class StageStats:
         d = {k: v for k, v in asdict(self).items() if k not in ("timeline", "histograms")}
         d["throughput_items_per_s"] = round(self.throughput, 2)
         return d
+
+
+def _spread(timeline: dict[int, float], items: int, end: float, busy_s: float) -> None:
+    """Add ``items`` to the per-second ``timeline`` spread evenly over the call that processed
+    them (``busy_s`` seconds ending at ``end``, run-relative), so the reports plot a rate, not
+    the moments tasks finished."""
+    start = max(end - busy_s, 0.0)
+    if end - start < 1e-3:
+        timeline[int(end)] = timeline.get(int(end), 0) + items
+        return
+    sec = int(start)
+    while sec < end:
+        overlap = min(end, sec + 1) - max(start, sec)
+        timeline[sec] = timeline.get(sec, 0) + items * overlap / (end - start)
+        sec += 1
 
 
 @dataclass
@@ -194,18 +225,19 @@ class RunStats:
             s.busy_s += busy_s
             s.rejected += rejected
             if items_in:
-                second = int(time.time() - self.started_at)
-                s.timeline[second] = s.timeline.get(second, 0) + items_in
+                _spread(s.timeline, items_in, time.time() - self.started_at, busy_s)
 
     def count_reasons(self, index: int, records: list) -> None:
-        """Count ``records`` (:class:`~curator.rejected.RejectedRecord`) per reason; after
-        :data:`MAX_REASONS` distinct reasons of a stage the rest count as ``"(other)"``."""
+        """Count ``records`` (:class:`~curator.rejected.RejectedRecord`) per cause (the reason
+        without its file and line, :func:`reason_cause`); after :data:`MAX_REASONS` distinct
+        causes of a stage the rest count as ``"(other)"``."""
         if not records:
             return
         with self._lock:
             seen = self.stages[index].rejected_by_reason
             for rec in records:
-                key = rec.reason if rec.reason in seen or len(seen) < MAX_REASONS else "(other)"
+                cause = reason_cause(rec.reason)
+                key = cause if cause in seen or len(seen) < MAX_REASONS else "(other)"
                 seen[key] = seen.get(key, 0) + 1
 
     def merge_histograms(self, index: int, sketches: dict[str, ScoreSketch] | None) -> None:
@@ -270,7 +302,11 @@ class RunStats:
 def _counter_lines(stage: StageStats, width: int = 119, most: int = 8) -> list[str]:
     """One short line per counter of ``stage`` for the summary: its ``most`` largest keys."""
     out = []
+    from curator.stages.file_partitioning import INPUT_BYTES_COUNTER
+
     for name, counts in stage.counters.items():
+        if name == INPUT_BYTES_COUNTER:  # progress bookkeeping, not a finding of the stage
+            continue
         top = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
         text = ", ".join(f"{k}={v:,}" for k, v in top[:most])
         more = f", … {len(top) - most} more" if len(top) > most else ""
@@ -287,11 +323,28 @@ def _eta(seconds: float | None) -> str:
     return f"ETA {h}:{m:02d}:{sec:02d}" if h else (f"ETA {m}:{sec:02d}" if m else f"ETA {sec}s")
 
 
+def _bytes(n: float) -> str:
+    for unit in ("B", "kB", "MB", "GB", "TB"):
+        if abs(n) < 1000 or unit == "TB":
+            return f"{n:,.0f} {unit}" if unit == "B" else f"{n:,.1f} {unit}"
+        n /= 1000
+    return f"{n:,.1f} TB"  # pragma: no cover
+
+
+def _fit(name: str, room: int) -> str:
+    """``name`` whole when it fits in ``room`` characters, else its start and end around '…'."""
+    if len(name) <= room:
+        return name
+    head = max(room - 1, 2) // 2
+    return f"{name[:head]}…{name[len(name) - (max(room - 1, 2) - head):]}"
+
+
 @dataclass
 class StageProgress:
-    """What the progress display shows for one stage: tasks done of the known total (the
-    tasks its upstream stage has produced so far; for the source, known once it is listed),
-    items, throughput since the stage started and the estimated time left."""
+    """What the progress display shows for one stage: tasks done, of a total only once that
+    total is final (the source has listed everything and every upstream stage has finished:
+    never "tasks produced so far"), items, throughput since the stage started and, with a
+    final total, the estimated time left."""
 
     name: str
     done: int
@@ -300,19 +353,50 @@ class StageProgress:
     rate: float
     eta_s: float | None
 
+    def count(self) -> str:
+        return f"{self.done}/{'?' if self.total is None else self.total} tasks"
+
     def line(self, elapsed: float, width: int = 119) -> str:
-        """One plain log line, at most ``width`` characters."""
-        total = "?" if self.total is None else str(self.total)
+        """One plain log line, at most ``width`` characters (a long name shortened in the
+        middle, the figures kept)."""
         pct = f" {100 * self.done / self.total:3.0f}%" if self.total else ""
-        text = (f"[curator {elapsed:5.0f}s] {self.name[:32]}: {self.done}/{total} tasks{pct}, "
-                f"{self.items:,} items, {self.rate:,.0f} items/s, {_eta(self.eta_s)}")
-        return text[:width]
+        eta = f", {_eta(self.eta_s)}" if self.total is not None else ""
+        tail = f": {self.count()}{pct}, {self.items:,} items, {self.rate:,.0f} items/s{eta}"
+        head = f"[curator {elapsed:5.0f}s] "
+        return (head + _fit(self.name, width - len(head) - len(tail)) + tail)[:width]
+
+
+@dataclass
+class OverallProgress:
+    """The whole run's progress: input bytes read by the stage after the source, of the bytes
+    the source listed (final once ``listing_done``), and the time left at the rate read so
+    far."""
+
+    read: int
+    listed: int
+    listing_done: bool
+    rate: float
+    eta_s: float | None
+
+    @property
+    def fraction(self) -> float | None:
+        return min(self.read / self.listed, 1.0) if self.listing_done and self.listed else None
+
+    def count(self) -> str:
+        of = _bytes(self.listed) + ("" if self.listing_done else " listed so far")
+        return f"{_bytes(self.read)} of {of}"
+
+    def line(self, elapsed: float, width: int = 119) -> str:
+        pct = f" {100 * self.fraction:3.0f}%" if self.fraction is not None else ""
+        return (f"[curator {elapsed:5.0f}s] overall: input read {self.count()}{pct}, "
+                f"{_bytes(self.rate)}/s, {_eta(self.eta_s)}")[:width]
 
 
 class ProgressReporter:
-    """Live progress of a run, shared by every executor: on a terminal one bar per stage
-    (rich) with tasks done / known total, items, throughput and ETA; otherwise short plain
-    lines (< 120 characters) every ``interval`` seconds for the stages that moved.
+    """Live progress of a run, shared by every executor: on a terminal an overall bar (input
+    bytes read, with the run's ETA) and one bar per stage (rich) with tasks done / final total,
+    items and throughput; otherwise short plain lines (< 120 characters) every ``interval``
+    seconds for the stages that moved.
 
     Parameters:
         stats: the run's statistics, which the executor updates as outcomes come in.
@@ -336,9 +420,11 @@ class ProgressReporter:
             terminal = bool(isatty and isatty())
         self.bars = terminal
         self._first: dict[int, float] = {}
+        self._first_read: float | None = None
         self._prev = stats.started_at
         self._last: list[tuple[int, int]] = []
         self._progress = None
+        self._overall_task: int | None = None
         self._tasks: list[int] = []
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="curator-progress", daemon=True)
@@ -356,17 +442,50 @@ class ProgressReporter:
             self.refresh()
             self._progress.stop()
 
+    def overall(self, now: float | None = None) -> OverallProgress | None:
+        """The run's progress by input bytes, or ``None`` when the source lists no sizes (a
+        source that is not a file partitioner)."""
+        from curator.stages.file_partitioning import INPUT_BYTES_COUNTER
+
+        now = time.time() if now is None else now
+        stages = self.stats.stages
+        if not stages:
+            return None
+        listed = stages[0].counters.get(INPUT_BYTES_COUNTER, {})
+        if not listed.get("listed"):
+            return None
+        read = sum(s.counters.get(INPUT_BYTES_COUNTER, {}).get("read", 0) for s in stages[1:])
+        if read and self._first_read is None:
+            self._first_read = self._prev
+        took = now - (self._first_read or now)
+        rate = read / took if took > 0 else 0.0
+        done = bool(listed.get("listing_done"))
+        eta = None
+        if done and read >= listed["listed"]:
+            eta = 0.0
+        elif done and rate > 0:
+            eta = (listed["listed"] - read) / rate
+        return OverallProgress(read, listed["listed"], done, rate, eta)
+
     def figures(self, now: float | None = None) -> list[StageProgress]:
         """The current figures of every stage."""
+        from curator.stages.file_partitioning import INPUT_BYTES_COUNTER
+
         now = time.time() if now is None else now
         out = []
         stages = self.stats.stages
+        finished = False  # whether the stage before this one has finished (its count is final)
         for i, s in enumerate(stages):
             if i == 0:
+                listing = s.counters.get(INPUT_BYTES_COUNTER, {})
                 total = s.tasks_in if s.tasks_out or s.failed_tasks else None
+                # a file partitioner says when its listing is complete; another source is done
+                # with its first outcome (its process() returns everything at once)
+                finished = bool(listing.get("listing_done")) if listing else total is not None
             else:
                 up = stages[i - 1]
-                total = up.tasks_out if up.tasks_in else None
+                total = up.tasks_out if finished else None
+                finished = finished and s.tasks_in >= up.tasks_out
             done = s.tasks_in
             if done and i not in self._first:  # it started between the last look and now
                 self._first[i] = self._prev
@@ -383,10 +502,11 @@ class ProgressReporter:
         return out
 
     def lines(self) -> list[str]:
-        """The plain lines of this tick: stages whose counts moved since the last tick (or the
-        first unfinished stage, as a heartbeat)."""
+        """The plain lines of this tick: the overall line, then the stages whose counts moved
+        since the last tick (or the first unfinished stage, as a heartbeat)."""
         now = time.time()
         elapsed = now - self.stats.started_at
+        overall = self.overall(now)
         figs = self.figures(now)
         state = [(f.done, f.items) for f in figs]
         moved = [f for f, st, old in zip(figs, state, self._last or [None] * len(figs),
@@ -394,32 +514,42 @@ class ProgressReporter:
         self._last = state
         if not moved:
             moved = [next((f for f in figs if f.total is None or f.done < f.total), figs[-1])]
-        lines = [f.line(elapsed) for f in moved]
+        lines = ([overall.line(elapsed)] if overall else []) + [f.line(elapsed) for f in moved]
         if self.extra:
             lines.append(f"[curator {elapsed:5.0f}s] {self.extra()}"[:119])
         return lines
 
     def _start_bars(self) -> None:
-        from rich.console import Console  # noqa: PLC0415
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn  # noqa: PLC0415
+        from rich.console import Console
+        from rich.progress import BarColumn, Progress, TextColumn
 
         console = self.console or Console(file=self.stream)
         self._progress = Progress(
-            TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-            TextColumn("tasks {task.fields[items]:,} items {task.fields[rate]:,.0f}/s"),
-            TextColumn("{task.fields[eta]}"), console=console, refresh_per_second=2,
-            redirect_stdout=False, redirect_stderr=False)
-        self._tasks = [self._progress.add_task(s.name[:32], total=None, items=0, rate=0.0,
-                                               eta="") for s in self.stats.stages]
+            TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[count]}"),
+            TextColumn("{task.fields[rate]}"), TextColumn("{task.fields[eta]}"),
+            console=console, refresh_per_second=2, redirect_stdout=False,
+            redirect_stderr=False)
+        # the overall bar first, shown once the source has listed input sizes
+        self._overall_task = self._progress.add_task("overall (input read)", total=None,
+                                                     count="", rate="", eta="", visible=False)
+        self._tasks = [self._progress.add_task(s.name, total=None, count="", rate="", eta="")
+                       for s in self.stats.stages]
         self._progress.start()
 
     def refresh(self) -> None:
         """Update the bars from the statistics (bars mode) and redraw them."""
         if self._progress is None:
             return
+        overall = self.overall()
+        if overall is not None:
+            self._progress.update(self._overall_task, visible=True, completed=overall.read,
+                                  total=overall.listed if overall.listing_done else None,
+                                  count=overall.count(), rate=f"{_bytes(overall.rate)}/s",
+                                  eta=_eta(overall.eta_s))
         for task, f in zip(self._tasks, self.figures(), strict=True):
-            self._progress.update(task, completed=f.done, total=f.total, items=f.items,
-                                  rate=f.rate, eta=_eta(f.eta_s))
+            self._progress.update(task, completed=f.done, total=f.total, count=f.count(),
+                                  rate=f"{f.items:,} items {f.rate:,.0f}/s",
+                                  eta=_eta(f.eta_s) if f.total is not None else "")
         self._progress.refresh()
 
     def _loop(self) -> None:
@@ -455,11 +585,11 @@ class RayStageMetrics:
                                         daemon=True)
 
     def __enter__(self) -> RayStageMetrics:
-        import ray  # noqa: PLC0415
+        import ray
 
         if not ray.is_initialized():
             return self
-        from ray.util.metrics import Counter, Gauge  # noqa: PLC0415
+        from ray.util.metrics import Counter, Gauge
 
         tags = ("pipeline", "stage", "executor")
         self._counters = {f: Counter(f"curator_stage_{f}", description=f"Curator: {f} per stage",

@@ -94,7 +94,7 @@ def child_main(fd: int) -> None:
     try:
         job = cloudpickle.loads(conn.recv_bytes())
         job.setup(name)
-    except BaseException:  # noqa: BLE001
+    except BaseException:
         conn.send_bytes(cloudpickle.dumps(("setup_error", traceback.format_exc())))
         return
     conn.send_bytes(cloudpickle.dumps(("ready", None)))
@@ -115,7 +115,7 @@ def worker_command(fd: int) -> list[str] | None:
     exe = spawn.get_executable() or sys.executable
     if not exe or not os.path.exists(exe):
         return None
-    return [exe, *subprocess._args_from_interpreter_flags(),  # noqa: SLF001 - as multiprocessing
+    return [exe, *subprocess._args_from_interpreter_flags(),
             "-m", "curator.executors._worker", str(fd)]
 
 

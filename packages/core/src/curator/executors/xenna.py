@@ -56,7 +56,7 @@ _XENNA_ENV = {**STATE_API_ENV, "RAY_EXPERIMENTAL_NOSET_CUDA_VISIBLE_DEVICES": "1
 
 def _xenna() -> Any:
     try:
-        from cosmos_xenna.pipelines import v1  # noqa: PLC0415
+        from cosmos_xenna.pipelines import v1
     except ImportError as exc:
         raise ImportError("XennaExecutor needs NVIDIA's cosmos-xenna: "
                           "pip install 'curator-core[xenna]'") from exc
@@ -70,8 +70,8 @@ def _check_state_api() -> None:
     A cluster started without the dashboard still names a dashboard address (Ray's default
     port), where another cluster's dashboard may answer: the nodes the state API lists must be
     this cluster's."""
-    import ray  # noqa: PLC0415
-    from ray.util.state import list_actors, list_nodes  # noqa: PLC0415
+    import ray
+    from ray.util.state import list_actors, list_nodes
 
     address = ray.get_runtime_context().gcs_address
     ours = {n["NodeID"] for n in ray.nodes()}
@@ -83,7 +83,7 @@ def _check_state_api() -> None:
         if not served & ours:
             raise RuntimeError("the dashboard at the address the cluster names belongs to "
                                "another Ray cluster")
-    except Exception as exc:  # noqa: BLE001 - every failure here means the same to the user
+    except Exception as exc:
         limits = " ".join(f"{k}={v}" for k, v in STATE_API_ENV.items())
         what = ("its dashboard allows fewer actors per state API call than Xenna lists"
                 if "exceeds the supported limit" in str(exc) else "it runs no Ray dashboard")
@@ -101,7 +101,7 @@ def _check_gpu_env() -> None:
     """Raise :class:`RayStartError` unless the cluster's workers were started with
     ``RAY_EXPERIMENTAL_NOSET_CUDA_VISIBLE_DEVICES=1``: Xenna assigns GPUs to its workers itself,
     and elsewhere Ray hides every GPU from them (Xenna's workers then fail one by one)."""
-    import ray  # noqa: PLC0415
+    import ray
 
     @ray.remote(num_cpus=0)
     def _noset() -> str | None:
@@ -172,8 +172,9 @@ def _stage_class(group: StageGroup, v1: Any) -> type:
             return 1 if self.alone else max(self.group.batch_size, self.per_call)
 
         def setup_on_node(self, node_info: Any, worker_metadata: Any) -> None:
-            for stage in self.group.stages:
-                stage.setup_on_node({"node": node_info.node_id}, {})
+            """Nothing: Xenna calls this on each node per ``run_pipeline``, which runs once per
+            source window and again for redone work; the stages' ``setup_on_node`` ran once
+            per node before the run (:func:`~curator.executors.ray_common.setup_on_nodes`)."""
 
         def setup(self, worker_metadata: Any) -> None:
             self.worker = f"{self.group.name}-{worker_metadata.worker_id}"
@@ -217,7 +218,7 @@ def _journaled_calls(journal: RunStore) -> list[tuple[list[Key], list[Task] | No
 def _await_release(cpus: float, timeout_s: float = 60.0) -> None:
     """Wait until ``cpus`` CPUs are free again: a failed Xenna pipeline's workers end when
     nothing refers to their actors any more."""
-    import ray  # noqa: PLC0415
+    import ray
 
     gc.collect()
     deadline = time.monotonic() + timeout_s
@@ -268,7 +269,7 @@ class XennaExecutor(RayExecutorBase):
     stages' ``teardown()`` does not run on Xenna.
 
     Parameters:
-        config: the keys above; an unknown key is an error.
+        config: the keys above; an unknown key is ignored with a warning that names it.
         ignore_head_node: not supported by Xenna (``True`` is an error, as in NeMo Curator).
     """
 
@@ -306,7 +307,7 @@ class XennaExecutor(RayExecutorBase):
     def execute(self, stages: list[ProcessingStage], initial_tasks: list[Task] | None = None,
                 *, context: RunContext | None = None) -> RunResult:
         _xenna()  # a missing extra fails before anything starts
-        import ray  # noqa: PLC0415
+        import ray
 
         if ray.is_initialized():
             _check_state_api()
@@ -417,8 +418,8 @@ class XennaExecutor(RayExecutorBase):
         """One Xenna pipeline over ``tasks`` (``alone``: batch mode, one worker per group, one
         task per call); every report is booked as it arrives. Returns ``None``, or Ray's error
         when a worker process died (after Xenna's workers of this pipeline are gone)."""
-        import ray  # noqa: PLC0415
-        from ray.util.queue import Empty, Queue  # noqa: PLC0415
+        import ray
+        from ray.util.queue import Empty, Queue
 
         reports = Queue(actor_options={"num_cpus": 0})
         specs = []
@@ -432,7 +433,9 @@ class XennaExecutor(RayExecutorBase):
             stage = _stage_class(group, v1)(group, len(names), ctx.max_retries, cpus, gpus,
                                             reports, outputs.collect, per_call, journal, loud,
                                             skip, alone)
-            specs.append(v1.StageSpec(stage, num_workers=n, slots_per_actor=1 if alone else None))
+            spec = {"num_workers": n, "slots_per_actor": 1 if alone else None,
+                    **_xenna_spec(group.stages)}
+            specs.append(v1.StageSpec(stage, **spec))
         errors: list[BaseException] = []
         done = threading.Event()
 
@@ -451,7 +454,7 @@ class XennaExecutor(RayExecutorBase):
                         seen[rep.index].add(worker)
                         stage_stats = stats.stages[rep.index]
                         stage_stats.workers = max(stage_stats.workers, len(seen[rep.index]))
-            except BaseException as exc:  # noqa: BLE001 - re-raised on the driver thread
+            except BaseException as exc:
                 errors.append(exc)
 
         thread = threading.Thread(target=drain, name="curator-xenna-reports", daemon=True)
@@ -494,3 +497,17 @@ class XennaExecutor(RayExecutorBase):
             return_last_stage_outputs=False, mode_specific=mode_specific,
             actor_pool_verbosity_level=level["actor_pool_verbosity_level"],
             monitoring_verbosity_level=level["monitoring_verbosity_level"])
+
+
+# StageSpec options a stage may set through xenna_stage_spec() / with_(xenna_stage_spec=...);
+# the others (num_workers, retries, failures) stay the executor's, as its policies need them.
+_XENNA_SPEC_KEYS = frozenset({"num_workers_per_node", "worker_max_lifetime_m",
+                              "worker_restart_interval_m", "over_provision_factor"})
+
+
+def _xenna_spec(stages: list[ProcessingStage]) -> dict[str, Any]:
+    """The Xenna options the group's stages ask for (NeMo Curator's ``xenna_stage_spec``)."""
+    spec: dict[str, Any] = {}
+    for stage in stages:
+        spec.update({k: v for k, v in stage.xenna_stage_spec().items() if k in _XENNA_SPEC_KEYS})
+    return spec

@@ -18,11 +18,13 @@ class Kind:
 
     ``name`` is the registry kind and the YAML key (``filter: WordCountFilter``); ``hook`` is the
     classic per-kind hook (``curator_register_filters``); ``stage_only`` means the class must
-    subclass ``curator.ProcessingStage``."""
+    subclass ``curator.ProcessingStage``; ``spec_key`` whether it names components in YAML
+    specs (tasks are not built from specs)."""
 
     name: str
     description: str
     stage_only: bool = False
+    spec_key: bool = True
 
     @property
     def hook(self) -> str:
@@ -41,6 +43,8 @@ KINDS: tuple[Kind, ...] = (
     Kind("extractor", "extractors and iterators (downloaded files to records)"),
     Kind("executor", "executors: classes with execute(stages, ...)"),
     Kind("stage", "any other stage (partitioning, ids, transforms)", stage_only=True),
+    Kind("task", "task classes (`curator.Task` subclasses) that failed tasks and dedup caches "
+                 "are stored as and rebuilt from (not a YAML key)", spec_key=False),
 )
 KIND_NAMES: tuple[str, ...] = tuple(k.name for k in KINDS)
 GENERIC_KINDS = frozenset({"stage", "composite"})
@@ -55,18 +59,22 @@ def kind_by_hook() -> dict[str, Kind]:
 def kind_of(obj: Any, fallback: str | None = None) -> str | None:
     """The kind ``obj`` declares through its class attribute ``kind`` when that is a specific
     kind of :data:`KINDS`; else ``fallback``; else ``"stage"`` for a ProcessingStage subclass and
-    ``"executor"`` for a class with ``execute``; else None."""
+    ``"executor"`` for a class with ``execute``, ``"task"`` for a ``curator.Task`` subclass;
+    else None."""
     declared = getattr(obj, "kind", None)
     if isinstance(declared, str) and declared in KIND_NAMES and declared not in GENERIC_KINDS:
         return declared
     if fallback is not None:
         return fallback
-    from curator.stages.base import ProcessingStage  # noqa: PLC0415 - avoid an import cycle
+    from curator.stages.base import ProcessingStage
+    from curator.tasks import Task
 
     if inspect.isclass(obj) and issubclass(obj, ProcessingStage):
         return "stage"
     if inspect.isclass(obj) and callable(getattr(obj, "execute", None)):
         return "executor"
+    if inspect.isclass(obj) and issubclass(obj, Task):
+        return "task"
     return None
 
 

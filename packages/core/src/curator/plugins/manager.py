@@ -85,7 +85,7 @@ def register_plugin(registry: Registry, plugin: Any, info: PluginInfo) -> None:
             staged.commands[name] = (add_arguments, run, help, info)
 
         pm.hook.curator_register_commands(register=register_command)
-    except Exception as exc:  # noqa: BLE001 - a broken plugin must not break the others
+    except Exception as exc:
         registry.broken.append(BrokenPlugin(info.name, info.distribution, info.version,
                                             _format_error(exc)))
         return
@@ -132,7 +132,7 @@ def build_registry() -> Registry:
         info = PluginInfo(ep.name, dist, version, ep.value, builtin=dist in BUILTIN_DISTRIBUTIONS)
         try:
             plugin = ep.load()
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             registry.broken.append(BrokenPlugin(ep.name, dist, version, _format_error(exc)))
             continue
         register_plugin(registry, plugin, info)

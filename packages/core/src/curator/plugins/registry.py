@@ -8,7 +8,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from curator.errors import AmbiguousNameError, PluginConflictError, PluginError, UnknownNameError
+from curator.params import typed_init
 from curator.plugins.kinds import KIND_NAMES, KINDS
+from curator.plugins.providers import provider_of
 
 __all__ = ["RegistryEntry", "Registry", "BrokenPlugin", "PluginInfo"]
 
@@ -99,6 +101,8 @@ class Registry:
             raise PluginError(f"{plugin.label} registered {_qualname(obj)} with unknown kind "
                               f"{kind!r}; kinds: {', '.join(KIND_NAMES)}")
         _validate(obj, kind, plugin)
+        if kind != "task" and inspect.isclass(obj):
+            typed_init(obj)  # its constructor converts and checks types as specs do
         name = name or getattr(obj, "__name__", None)
         if not isinstance(name, str) or not name.isidentifier():
             raise PluginError(f"{plugin.label} registered {obj!r} as a {kind} with invalid name "
@@ -154,8 +158,14 @@ class Registry:
         if not close:
             close = [n for n in pool if n.lower() == name.lower()]
         hint = f" Did you mean {', '.join(map(repr, close))}?" if close else ""
-        what = f"{kind} " if kind else ""
+        what = f"{kind} " if kind else "stage or component "
         msg = f"no {what}named {name!r} is registered.{hint}"
+        dist = provider_of(name)
+        if entry is None and dist and not any(p.distribution == dist for p in self.plugins):
+            msg = f"{name!r} is provided by the package {dist}, " + (
+                "whose plugin is not loaded (disabled, or broken: see `curator plugins`)."
+                if _installed(dist) else
+                f"which is not installed: pip install {dist} (in this repository: uv sync).")
         if entry is not None:
             article = "an" if kind[0] in "aeiou" else "a"
             msg = f"{name!r} is a {entry.kind}, not {article} {kind}."
@@ -204,6 +214,16 @@ def _qualname(obj: Any) -> str:
 _STAGE_ONLY = {k.name: k.stage_only for k in KINDS}
 
 
+def _installed(distribution: str) -> bool:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        version(distribution)
+    except PackageNotFoundError:
+        return False
+    return True
+
+
 def _validate(obj: Any, kind: str, plugin: PluginInfo) -> None:
     from curator.stages.base import ProcessingStage
 
@@ -212,6 +232,12 @@ def _validate(obj: Any, kind: str, plugin: PluginInfo) -> None:
         if not (inspect.isclass(obj) and callable(getattr(obj, "execute", None))):
             raise PluginError(f"{where}, but executors must be classes with an "
                               f"execute(stages, ...) method")
+        return
+    if kind == "task":
+        from curator.tasks import Task
+
+        if not (inspect.isclass(obj) and issubclass(obj, Task)):
+            raise PluginError(f"{where}, but tasks must be classes subclassing curator.Task")
         return
     if not inspect.isclass(obj):
         raise PluginError(f"{where}, but only classes can be registered (got "

@@ -82,7 +82,7 @@ def spec_of_stages(name: str, description: str, stages: list[ProcessingStage]) -
 
 def installed_plugins() -> list[dict[str, Any]]:
     """Every plugin the registry loaded (name, distribution, version), broken ones flagged."""
-    from curator.plugins import get_registry  # noqa: PLC0415
+    from curator.plugins import get_registry
 
     reg = get_registry()
     ok = [{"name": p.name, "distribution": p.distribution, "version": p.version,
@@ -150,7 +150,7 @@ def write_report(result: RunResult | dict[str, Any], path: str | Path,
                  spec: dict[str, Any] | None = None) -> Path:
     """Write the report of ``result`` (a run result, or a report dict) to ``path``: JSON for
     ``.json``, the offline HTML page for ``.html``/``.htm``; returns the path."""
-    from curator.report.html import render_html  # noqa: PLC0415
+    from curator.report.html import render_html
 
     path = Path(path)
     kind = path.suffix.lower()

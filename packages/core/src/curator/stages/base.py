@@ -2,33 +2,58 @@
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import dataclasses
 import inspect
+import logging
+import time
 from abc import ABC, abstractmethod
-from collections.abc import Iterator
-from typing import Any, ClassVar, Generic, Literal, TypeVar
+from collections.abc import Callable, Iterator
+from types import UnionType
+from typing import (
+    Any,
+    ClassVar,
+    Generic,
+    Literal,
+    TypeVar,
+    Union,
+    final,
+    get_args,
+    get_origin,
+    get_type_hints,
+)
 
+from curator.params import init_signature, typed_new, validated_later
 from curator.rejected import RejectedRecord
 from curator.resources import Resources
 from curator.stages.lifecycle import overrides
+from curator.stages.node_info import NodeInfo, WorkerMetadata
 from curator.tasks import Task
 
-__all__ = ["ProcessingStage", "CompositeStage", "StageIO", "get_stage_class"]
+__all__ = ["ProcessingStage", "CompositeStage", "StageIO", "StageInputSpec", "StageInputSpecs",
+           "get_stage_class", "input_columns", "fixed_num_workers"]
+
+logger = logging.getLogger(__name__)
 
 X = TypeVar("X", bound=Task)
 Y = TypeVar("Y", bound=Task)
 
 StageIO = tuple[list[str], list[str]]
 """(task attributes, data columns) a stage reads or writes, e.g. ``(["data"], ["text"])``."""
+StageInputSpec = StageIO
+StageInputSpecs = validated_later(StageIO | dict[type[Task], StageIO])
+"""What ``inputs()`` returns: one spec, or one per task type the stage accepts (NeMo Curator).
+A constructor parameter of this type is not type-checked: :meth:`ProcessingStage.
+input_spec_for_task` reports a malformed spec when a task is validated, as NeMo Curator does."""
 
 _STAGE_REGISTRY: dict[str, type[ProcessingStage]] = {}
 _UNSET: Any = object()
 
-ARROW_HINT = ("task.data is a pyarrow.Table in Curator (NeMo Curator also allowed a pandas "
-              "DataFrame): read a column with task.to_pandas()[col].to_list() or "
-              "task.data[col].to_pylist(); change columns with df = task.to_pandas(); "
-              "df[col] = ...; task.data = df (converted back to Arrow). See "
+ARROW_HINT = ("this is a pyarrow object (task.to_pyarrow() and Curator's own stages hand out "
+              "Arrow; task.data and task.to_pandas() give user code a pandas DataFrame): read a "
+              "column with task.to_pandas()[col].to_list() or task.to_pyarrow()[col].to_pylist(); "
+              "change columns with df = task.data; df[col] = .... See "
               "docs/migrating-from-nemo-curator.md")
 """Appended to the error of a stage that treats Arrow data as a pandas DataFrame."""
 
@@ -44,17 +69,54 @@ def get_stage_class(name: str) -> type[ProcessingStage]:
     return cls
 
 
-def _num_workers_property(method: Any) -> property:
-    """Turns a NeMo-style ``num_workers()`` method into the attribute executors read; a value
-    set by ``with_(num_workers=...)`` takes precedence."""
+def _constant(value: Any) -> Callable[[], Any]:
+    """A zero-argument method stand-in returning ``value`` (``with_()`` overrides, as NeMo)."""
 
-    def get(self: ProcessingStage) -> int | None:
-        return self.__dict__["_num_workers"] if "_num_workers" in self.__dict__ else method(self)
+    def get() -> Any:
+        return dict(value) if isinstance(value, dict) else value
 
-    def set_(self: ProcessingStage, value: int | None) -> None:
-        self.__dict__["_num_workers"] = value
+    return get
 
-    return property(get, set_, doc=method.__doc__)
+
+def fixed_num_workers(stage: ProcessingStage) -> int | None:
+    """The stage's fixed worker count (its ``num_workers()``), or ``None``: the executor sizes
+    it. A plain value assigned to ``stage.num_workers`` is read too."""
+    n = getattr(stage, "num_workers", None)
+    return n() if callable(n) else n
+
+
+def input_columns(stage: ProcessingStage) -> list[str]:
+    """The data columns ``stage`` needs whatever task arrives (for chain validation): those of
+    its single input spec, or of its only task type; none when it takes several task types."""
+    specs = stage.inputs()
+    if isinstance(specs, dict):
+        specs = next(iter(specs.values())) if len(specs) == 1 else ([], [])
+    return list(specs[1]) if isinstance(specs, tuple | list) and len(specs) == 2 else []
+
+
+def _has_column(task: Task, col: str, strict: bool = True) -> bool:
+    """Whether ``task``'s data has the column (or attribute) ``col``: in its ``get_columns()``
+    or ``column_names``, as an attribute, or, for a list of records, in the first record. Not
+    ``strict``: true too when the data lists no columns at all."""
+    get_columns = getattr(task, "get_columns", None)
+    data = task.data
+    have = get_columns() if callable(get_columns) else getattr(data, "column_names", None)
+    if (have is not None and col in have) or hasattr(data, col):
+        return True
+    if isinstance(data, list):  # records (audio, images, plugins): check the first one
+        if not data:
+            return True
+        first = data[0]
+        return col in first if isinstance(first, dict) else (hasattr(first, col) or not strict)
+    return have is None and not strict
+
+
+def _contains_list(annotation: object) -> bool:
+    if get_origin(annotation) is list:
+        return True
+    if get_origin(annotation) in (UnionType, Union):
+        return any(_contains_list(a) for a in get_args(annotation))
+    return False
 
 
 def _with_arrow_hint(exc: BaseException) -> BaseException:
@@ -79,29 +141,130 @@ class ProcessingStage(ABC, Generic[X, Y]):
         name: the stage's name in logs and summaries (default: the class name).
         resources: what one worker needs (:class:`Resources`).
         batch_size: tasks handed to :meth:`process_batch` at once.
+        runtime_env: a Ray runtime environment for the stage's workers (Ray executors).
+        is_source_stage, is_sink_stage: NeMo Curator's role marks; ``Pipeline.build()`` marks
+            the first and last stage when no stage is marked (at most one of each).
+        is_resumable: whether the stage's outputs can be traced to source partitions.
         worker_mode: ``"thread"`` (default: cheap, fine for Arrow/NumPy/GPU work that releases the
             GIL) or ``"process"`` (CPU-bound pure-Python work) for the local executor.
-        num_workers: a fixed worker count for this stage (``None``: the executor decides).
         modality, kind: how ``curator stages`` lists the stage.
+
+    ``name``, ``resources``, ``batch_size`` and ``runtime_env`` are plain attributes (a subclass
+    defining one as a ``@property`` is a ``TypeError``, as in NeMo Curator, since ``with_()``
+    could not override it). A fixed worker count comes from overriding :meth:`num_workers`.
     """
 
     name: str = ""
     resources: Resources = Resources(cpus=1.0)
     batch_size: int = 1
+    __new__, __signature__ = typed_new, init_signature  # types checked as in specs
+    runtime_env: ClassVar[dict[str, Any] | None] = None
     worker_mode: Literal["thread", "process"] = "thread"
-    num_workers: int | None = None
+    is_source_stage: bool = False
+    is_sink_stage: bool = False
+    is_resumable: bool = True
     modality: ClassVar[str] = "any"
     kind: ClassVar[str] = "stage"
 
+    @property
+    @final
+    def _name(self) -> str:
+        return self.name
+
+    @property
+    @final
+    def _resources(self) -> Resources:
+        return self.resources
+
+    @property
+    @final
+    def _batch_size(self) -> int | None:
+        return self.batch_size
+
+    def num_workers(self) -> int | None:
+        """A fixed worker count for this stage (default ``None``: the executor decides)."""
+        return None
+
     # ---- what the stage declares -------------------------------------------------------------
-    def inputs(self) -> StageIO:
-        """Task attributes and data columns this stage reads."""
+    def inputs(self) -> StageInputSpecs:
+        """Task attributes and data columns this stage reads: ``(attributes, columns)``, or a
+        dict of them per task type it accepts (the most specific type in a task's MRO wins)."""
         return [], []
+
+    def input_spec_for_task(self, task: Task) -> StageInputSpec:
+        """The ``(attributes, columns)`` that apply to ``task``. Raises ``TypeError`` when
+        ``inputs()`` is malformed or has no entry for the task's type."""
+        specs = self.inputs()
+        if isinstance(specs, tuple | list):
+            return self._checked_spec(tuple(specs), "inputs()")
+        if not isinstance(specs, dict):
+            raise TypeError(f"Stage {self.name} inputs() must return an input spec tuple or dict "
+                            f"of task type to input spec")
+        for klass in type(task).mro():
+            if klass in specs:
+                return self._checked_spec(specs[klass], f"inputs()[{klass.__name__}]")
+        supported = ", ".join(t.__name__ for t in specs) or "<none>"
+        raise TypeError(f"Stage {self.name} does not support input task type "
+                        f"{type(task).__name__}. Supported input task types: {supported}")
+
+    def _checked_spec(self, spec: object, where: str) -> StageInputSpec:
+        if not isinstance(spec, tuple) or len(spec) != 2:
+            raise TypeError(f"Stage {self.name} {where} must be a tuple of "
+                            f"(required_attributes, required_columns)")
+        return spec  # type: ignore[return-value]
+
+    def validate_input(self, task: Task) -> bool:
+        """Whether ``task`` has the attributes and data columns :meth:`inputs` asks for (logs
+        what is missing)."""
+        return self._valid_input(task, strict=True)
+
+    def _valid_input(self, task: Task, strict: bool) -> bool:
+        """:meth:`validate_input`; not ``strict``: columns are checked only where the data
+        lists them (a table, a DataFrame, records), since Curator stages also declare columns
+        of structured data (a video's clips) for the pipeline's chain check."""
+        try:
+            attrs, cols = self.input_spec_for_task(task)
+        except TypeError as e:
+            logger.error("%s", e)
+            return False
+        missing_attrs = [a for a in attrs if not hasattr(task, a)]
+        missing_cols = [c for c in cols if not _has_column(task, c, strict)] if cols else []
+        if missing_attrs or missing_cols:
+            logger.error("Task %s missing required attributes: %s %s", task.task_id,
+                         missing_attrs, missing_cols)
+        return not missing_attrs and not missing_cols
 
     def outputs(self) -> StageIO:
         """Task attributes and data columns this stage writes (``["*"]``: columns not known
         until data is read, e.g. a reader without ``fields``)."""
         return [], []
+
+    def supports_batch_processing(self) -> bool:
+        """Whether the class overrides :meth:`process_batch` (NeMo Curator's method)."""
+        return type(self).process_batch is not ProcessingStage.process_batch
+
+    def is_fanout_stage(self) -> bool:
+        """Whether :meth:`process` may turn one task into several (its return annotation
+        contains ``list[...]``)."""
+        try:
+            hints = get_type_hints(type(self).process)
+        except (AttributeError, NameError, TypeError):
+            return False
+        return _contains_list(hints.get("return"))
+
+    def ray_stage_spec(self) -> dict[str, Any]:
+        """Ray options for the stage (NeMo Curator's keys; ``with_(ray_stage_spec=)`` merges
+        overrides). Curator's Ray executors read ``num_workers`` from :meth:`num_workers`."""
+        return {"is_fanout_stage": self.is_fanout_stage()}
+
+    def xenna_stage_spec(self) -> dict[str, Any]:
+        """Xenna options for the stage (``with_(xenna_stage_spec=)`` merges overrides)."""
+        return {}
+
+    def get_config(self) -> dict[str, Any]:
+        """The stage's name, resources and batch size (NeMo Curator's method)."""
+        return {"name": self.name, "resources": self.resources, "batch_size": self.batch_size,
+                "supports_batch_processing": self.supports_batch_processing()}
 
     @property
     def is_source(self) -> bool:
@@ -109,9 +272,10 @@ class ProcessingStage(ABC, Generic[X, Y]):
         return False
 
     # ---- lifecycle -----------------------------------------------------------------------------
-    def setup_on_node(self, node_info: dict[str, Any] | None = None,
-                      worker_metadata: dict[str, Any] | None = None) -> None:
-        """Runs once per machine before any worker starts (downloads, shared caches)."""
+    def setup_on_node(self, node_info: NodeInfo | None = None,
+                      worker_metadata: WorkerMetadata | None = None) -> None:
+        """Runs once on every node (Ray node id) that will run the stage, before its workers
+        start (downloads, shared caches); once per run on the local executor."""
 
     def setup(self, worker_metadata: dict[str, Any] | None = None) -> None:
         """Runs once per worker before its first task (load models, open clients)."""
@@ -121,9 +285,14 @@ class ProcessingStage(ABC, Generic[X, Y]):
         """Process one task; return an output task, a list of them, or ``None`` to drop it."""
 
     def process_batch(self, tasks: list[X]) -> list[Y]:
-        """Process ``batch_size`` tasks at once; the default calls :meth:`process` on each."""
+        """Process ``batch_size`` tasks at once; the default checks each task with
+        :meth:`validate_input` (a ``ValueError`` when it fails, as in NeMo Curator) and calls
+        :meth:`process` on it."""
         out: list[Y] = []
         for task in tasks:
+            if not self._valid_input(task, strict=False):
+                raise ValueError(f"Task {task!s} failed validation for stage {self}: it lacks "
+                                 f"what {type(self).__name__}.inputs() requires (see the log)")
             try:
                 result = self.process(task)
             except (TypeError, AttributeError) as e:
@@ -176,6 +345,33 @@ class ProcessingStage(ABC, Generic[X, Y]):
         """Take the records rejected since the last call (used by executors)."""
         return self.__dict__.pop("_rejected", [])
 
+    # ---- NeMo Curator's custom per-stage metrics (into each output's StagePerf) --------------
+    def _log_metrics(self, metrics: dict[str, float]) -> None:
+        """Record numeric metrics of the current batch (e.g. sub-step timings)."""
+        mine = self.__dict__.setdefault("_custom_metrics", {})
+        for key, value in metrics.items():
+            if isinstance(value, int | float):
+                mine[key] = float(value)
+            else:
+                logger.warning("Can't record non-numeric metric %s value=%r for stage %s", key,
+                               value, self.name)
+
+    def _log_metric(self, name: str, value: float) -> None:
+        self._log_metrics({name: value})
+
+    @contextlib.contextmanager
+    def _time_metric(self, name: str) -> Iterator[None]:
+        """Record the seconds the ``with`` block took as the metric ``name``."""
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            self._log_metric(name, time.perf_counter() - start)
+
+    def _consume_custom_metrics(self) -> dict[str, float]:
+        """Take the metrics recorded since the last call (used by executors)."""
+        return self.__dict__.pop("_custom_metrics", None) or {}
+
     # ---- counters for the run reports ----------------------------------------------------------
     def publish_counts(self, name: str, counts: dict[Any, int]) -> None:
         """Add ``counts`` (key -> number) to the counter ``name`` of this stage, e.g.
@@ -194,11 +390,16 @@ class ProcessingStage(ABC, Generic[X, Y]):
 
     # ---- configuration -------------------------------------------------------------------------
     def with_(self, name: str | None = None, resources: Resources | None = None,
-              batch_size: int | None = None, num_workers: int | None = _UNSET,
+              batch_size: int | None = None, runtime_env: dict[str, Any] | None = None,
+              ray_stage_spec: dict[str, Any] | None = None,
+              xenna_stage_spec: dict[str, Any] | None = None,
+              num_workers: int | None = _UNSET,
               worker_mode: str | None = None) -> ProcessingStage[X, Y]:
         """A copy of this stage with a new name, resources, batch size or worker settings.
         Arguments left out (or ``None``) keep the current value, except ``num_workers=None``,
-        which resets a fixed worker count to the executor's choice (as in NeMo Curator)."""
+        which resets a fixed worker count to the executor's choice (as in NeMo Curator).
+        ``ray_stage_spec`` / ``xenna_stage_spec`` are merged over the stage's own (given keys
+        win); ``runtime_env`` is the Ray runtime environment of the stage's workers."""
         new = copy.copy(self)
         new.__dict__.pop("_rejected", None)
         new.__dict__.pop("_counts", None)
@@ -220,7 +421,18 @@ class ProcessingStage(ABC, Generic[X, Y]):
             if num_workers is not None and (not isinstance(num_workers, int) or num_workers < 1):
                 raise ValueError(f"{self.name}.with_(num_workers=...) must be an int >= 1 or None, "
                                  f"got {num_workers!r}")
-            new.num_workers = num_workers
+            new.num_workers = _constant(num_workers)  # type: ignore[method-assign]
+        if runtime_env is not None:
+            new.runtime_env = dict(runtime_env)  # type: ignore[misc]
+        if ray_stage_spec is not None:
+            new.ray_stage_spec = _constant(  # type: ignore[method-assign]
+                {**self.ray_stage_spec(), **dict(ray_stage_spec)})
+        if xenna_stage_spec is not None:
+            if "num_workers" in xenna_stage_spec:
+                raise ValueError(f"{self.name}: use with_(num_workers=...) instead of setting "
+                                 f"num_workers in xenna_stage_spec")
+            new.xenna_stage_spec = _constant(  # type: ignore[method-assign]
+                {**self.xenna_stage_spec(), **dict(xenna_stage_spec)})
         if worker_mode is not None:
             if worker_mode not in ("thread", "process"):
                 raise ValueError(f"{self.name}.with_(worker_mode=...) must be 'thread' or "
@@ -230,10 +442,9 @@ class ProcessingStage(ABC, Generic[X, Y]):
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
+        _check_overrides(cls)
         if not cls.__dict__.get("name"):
             cls.name = cls.__name__
-        if callable(cls.__dict__.get("num_workers")):  # NeMo Curator's ``def num_workers(self)``
-            cls.num_workers = _num_workers_property(cls.__dict__["num_workers"])
         _STAGE_REGISTRY[cls.__name__] = cls
 
     @classmethod
@@ -250,11 +461,71 @@ class ProcessingStage(ABC, Generic[X, Y]):
         return f"{type(self).__name__}(name={self.name!r})"
 
 
+def _check_overrides(cls: type) -> None:
+    """NeMo Curator's rules for stage subclasses, checked when the class is defined."""
+    for attr in ("_name", "_resources", "_batch_size"):
+        if attr in cls.__dict__:
+            raise TypeError(f"{cls.__name__} must not override '{attr}' (set "
+                            f"'{attr[1:]}' instead)")
+    workers = cls.__dict__.get("num_workers")
+    annotated = "num_workers" in cls.__dict__.get("__annotations__", {})
+    if (workers is not None and not callable(workers)) or (workers is None and annotated):
+        raise TypeError(f"{cls.__name__} must not define 'num_workers' as a stage attribute. "
+                        f"Override num_workers() for backend worker sizing (def "
+                        f"num_workers(self) -> int | None: return N), or use a different field "
+                        f"name for stage-specific worker counts.")
+    for attr in ("name", "resources", "batch_size", "runtime_env"):
+        if isinstance(cls.__dict__.get(attr), property):
+            raise TypeError(f"{cls.__name__} must not define '{attr}' as a @property. Use a "
+                            f"plain class attribute or dataclass field instead, so that "
+                            f"ProcessingStage.with_() can override it.")
+
+
 class CompositeStage(ProcessingStage[X, Y]):
     """A user-facing stage that the pipeline replaces with simpler stages at build time
-    (a reader = file partitioning + reading; a classifier = tokenizer + model)."""
+    (a reader = file partitioning + reading; a classifier = tokenizer + model).
+
+    ``composite.with_({"SubStageName": {"resources": ..., "batch_size": ...}, ...})`` (NeMo
+    Curator's form) records changes to apply to the named sub-stages when the pipeline
+    decomposes it; calls apply in order, each to the names left by the previous one."""
 
     kind: ClassVar[str] = "composite"
+
+    @property
+    def _with_operations(self) -> list[dict[str, dict[str, Any]]]:
+        return self.__dict__.setdefault("_with_ops", [])
+
+    def with_(self, stage_with_dict: dict[str, dict[str, Any]] | None = None,  # type: ignore[override]
+              **kwargs: Any) -> CompositeStage[X, Y]:
+        """Record per-sub-stage ``with_()`` arguments (``{sub_stage_name: {arg: value}}``);
+        returns this stage. Keyword arguments (``name=``, ``resources=``, …) change the
+        composite itself, as on any stage, and return a copy."""
+        if stage_with_dict is None:
+            return super().with_(**kwargs)  # type: ignore[return-value]
+        if kwargs or not isinstance(stage_with_dict, dict):
+            raise TypeError(f"{self.name}.with_() takes a dict of sub-stage name -> with_() "
+                            f"arguments, or keyword arguments for the composite itself")
+        self._with_operations.append(stage_with_dict)
+        return self
+
+    def decompose_and_apply_with(self) -> list[ProcessingStage]:
+        """:meth:`decompose` with the recorded per-sub-stage changes applied."""
+        return self._apply_with_(self.decompose())
+
+    def _apply_with_(self, stages: list[ProcessingStage]) -> list[ProcessingStage]:
+        for changes in self._with_operations:
+            by_name = {s.name: s for s in stages}
+            if len(by_name) != len(stages):
+                raise ValueError(f"All stages must have unique names in composite stage "
+                                 f"{self.name} to apply configuration changes using with_(); "
+                                 f"they are {[s.name for s in stages]}")
+            for name in changes:
+                if name not in by_name:
+                    raise ValueError(f"Stage {name} not found in composite stage {self.name} to "
+                                     f"apply configuration changes using with_(); its stages "
+                                     f"are {sorted(by_name)}")
+            stages = [s.with_(**changes[s.name]) if s.name in changes else s for s in stages]
+        return stages
 
     @abstractmethod
     def decompose(self) -> list[ProcessingStage]:

@@ -63,7 +63,7 @@ def check_stage_contract(stage: ProcessingStage,
         _fail(stage, "with_() must return a modified copy and leave the original unchanged")
     try:
         clone = cloudpickle.loads(cloudpickle.dumps(stage))
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         _fail(stage, f"cannot be pickled before setup() ({exc}); create models and clients in "
                      f"setup(), not __init__")
     if isinstance(stage, CompositeStage):

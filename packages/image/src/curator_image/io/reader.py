@@ -6,7 +6,7 @@ import io
 import json
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from curator import CompositeStage, EmptyTask, FileGroupTask, ProcessingStage, Resources, stable_id
@@ -27,9 +27,12 @@ __all__ = ["ImageReaderStage", "WebDatasetShardPartitionStage", "WebDatasetReade
 @dataclass
 class WebDatasetShardPartitionStage(FilePartitioningStage):
     """Lists WebDataset ``.tar`` shards (local or fsspec URLs) into one task per
-    ``files_per_partition`` shards, in sorted order, with ids derived from the shard paths."""
+    ``files_per_partition`` shards, in sorted order, with ids derived from the shard paths. A
+    shard bigger than the block size (16 MiB) is split between samples into byte ranges
+    (metadata ``byte_range``), one task each, so memory does not grow with the shard."""
 
     files_per_partition: int | None = 1
+    default_block_size: ClassVar[int | None] = 16 * 2**20  # compressed images: ~10x decoded
     file_extensions: list[str] | None = field(default_factory=lambda: [".tar"])
     name: str = "WebDatasetShardPartitionStage"
     resources: Resources = field(default_factory=lambda: Resources(cpus=0.5))
@@ -37,6 +40,14 @@ class WebDatasetShardPartitionStage(FilePartitioningStage):
 
     def task_id_for(self, group: list[str]) -> str:
         return f"{_stem(group[0])}_{stable_id(*group, length=8)}"
+
+    def splittable(self, path: str) -> bool:
+        return path.lower().endswith(".tar")
+
+    def blocks(self, path: str, size: int, block_size: int) -> list[dict]:
+        from curator_image.io.tar_iter import sample_blocks
+
+        return [{"byte_range": r} for r in sample_blocks(path, size, block_size)]
 
     def dataset_name_for(self, group: list[str]) -> str:
         return _stem(group[0])
@@ -92,7 +103,7 @@ class WebDatasetReaderStage(ProcessingStage[FileGroupTask, ImageBatch]):
                 f"['.tar']) before it (NeMo Curator's image tutorial does)")
         samples: list[tuple[str, Any]] = []
         for path in task.data:
-            for item in iter_tar_samples(path):
+            for item in iter_tar_samples(path, task.metadata.get("byte_range")):
                 if isinstance(item, TarProblem):
                     self.reject(task, item.reason, record={"key": item.key, "path": path},
                                 error=item.error, source=path)
@@ -115,7 +126,7 @@ class WebDatasetReaderStage(ProcessingStage[FileGroupTask, ImageBatch]):
         raw = sample.files[ext]
         try:
             array = decode_image(raw, max_pixels=self.max_image_pixels, resize=self.resize)
-        except Exception as exn:  # noqa: BLE001 - any decoder error is a bad record
+        except Exception as exn:
             big = isinstance(exn, ImageTooLarge) or "DecompressionBomb" in type(exn).__name__
             reason = "oversized_image" if big else "corrupt_image"
             self.reject(task, reason, record=rec, error=exn, source=path)
@@ -131,7 +142,7 @@ class WebDatasetReaderStage(ProcessingStage[FileGroupTask, ImageBatch]):
         if "npy" in sample.files:
             try:
                 embedding = np.load(io.BytesIO(sample.files["npy"]), allow_pickle=False)
-            except Exception as exn:  # noqa: BLE001 - a bad member is a bad record
+            except Exception as exn:
                 self.reject(task, "corrupt_embedding", record=rec, error=exn, source=path)
                 return None
         image_id = meta.get("image_id") if isinstance(meta.get("image_id"), str) else sample.key

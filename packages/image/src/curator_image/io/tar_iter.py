@@ -39,8 +39,32 @@ class TarProblem:
     error: str
 
 
-def iter_tar_samples(path: str) -> Iterator[TarSample | TarProblem]:
-    """Samples of the shard at ``path`` (local or fsspec URL), grouped by key the WebDataset way.
+def sample_blocks(path: str, size: int, block_size: int) -> list[list[int]]:
+    """``[start, end)`` byte ranges of an uncompressed shard, each starting at the header of a
+    sample's first member once the previous block holds ``block_size`` bytes, the last one
+    ending at ``size``: from the file alone. A shard whose headers cannot be read gives ``[]``
+    (it is read whole, and the reader reports the problem)."""
+    import fsspec
+
+    starts = [0]
+    last_key = None
+    try:
+        with fsspec.open(path, "rb") as fh, tarfile.open(fileobj=fh, mode="r:") as tar:
+            for info in tar:  # headers only: member data is seeked over
+                key, _ = base_plus_ext(info.name)
+                if key != last_key and info.offset - starts[-1] >= block_size:
+                    starts.append(info.offset)
+                last_key = key
+                tar.members = []
+    except (tarfile.TarError, OSError, EOFError):
+        return []
+    return [[a, b] for a, b in zip(starts, [*starts[1:], size], strict=True)]
+
+
+def iter_tar_samples(path: str, byte_range: list[int] | None = None
+                     ) -> Iterator[TarSample | TarProblem]:
+    """Samples of the shard at ``path`` (local or fsspec URL), grouped by key the WebDataset way;
+    with ``byte_range`` (from :func:`sample_blocks`) only the samples whose headers start in it.
 
     A member with an absolute or ``..`` name is reported as ``unsafe_path``; a truncated
     member or header as ``truncated_tar`` (reading stops there: nothing after it can be found).
@@ -49,8 +73,10 @@ def iter_tar_samples(path: str) -> Iterator[TarSample | TarProblem]:
 
     current: TarSample | None = None
     last_key = ""
+    start, end = byte_range or (0, None)
     with fsspec.open(path, "rb") as fh:
         try:
+            fh.seek(start)
             stream = tarfile.open(fileobj=fh, mode="r|*")
         except (tarfile.TarError, OSError, EOFError) as exn:
             yield TarProblem(key="", reason="unreadable_tar", error=f"{type(exn).__name__}: {exn}")
@@ -62,7 +88,7 @@ def iter_tar_samples(path: str) -> Iterator[TarSample | TarProblem]:
                 yield TarProblem(key=last_key, reason="truncated_tar",
                                  error=f"{type(exn).__name__}: {exn} (after member {last_key!r})")
                 break
-            if info is None:
+            if info is None or (end is not None and start + info.offset >= end):
                 break
             if not info.isreg():
                 continue

@@ -11,7 +11,7 @@ from typing import Any
 
 from curator import FileGroupTask, ProcessingStage
 from curator.errors import ConfigError
-from curator.output_dir import ManagedOutput, SaveMode, check_mode
+from curator.output_dir import DEFAULT_MODE, ManagedOutput, SaveMode, check_mode
 
 from curator_image.io.paths import safe_member_name
 from curator_image.tasks import ImageBatch, ImageObject
@@ -42,8 +42,11 @@ class ImageWriterStage(ManagedOutput, ProcessingStage[ImageBatch, FileGroupTask]
         output_dir: local directory or fsspec URL.
         write_embeddings: store the embedding in the tar (``.npy``) and the Parquet file.
         remove_image_data_after_write: drop pixels and bytes from the returned records.
-        mode: what to do when ``output_dir`` holds another run's files: ``"error"`` (default),
-            ``"overwrite"``, ``"append"`` or ``"ignore"`` (see :mod:`curator.output_dir`).
+        mode: NeMo Curator's save modes: ``"ignore"`` (default: write into the directory,
+            replacing same-named files), ``"overwrite"`` (first delete the files earlier
+            Curator runs wrote there; other files stay), ``"append"`` (keep earlier files) or
+            ``"error"`` (refuse a directory holding other files); see
+            :mod:`curator.output_dir`.
         images_per_tar: at most this many images per tar; a bigger batch is written as
             ``{task_id}-{k:06d}.tar`` / ``.parquet`` pairs (NeMo Curator's parameter).
         deterministic_name: names from the task id (default); ``False`` adds a random suffix
@@ -57,7 +60,7 @@ class ImageWriterStage(ManagedOutput, ProcessingStage[ImageBatch, FileGroupTask]
     output_dir: str = ""
     write_embeddings: bool = True
     remove_image_data_after_write: bool = True
-    mode: SaveMode = "error"
+    mode: SaveMode = DEFAULT_MODE
     images_per_tar: int = 1000
     deterministic_name: bool = True
     remove_image_data: bool | None = None
@@ -90,8 +93,6 @@ class ImageWriterStage(ManagedOutput, ProcessingStage[ImageBatch, FileGroupTask]
             import webdataset  # noqa: F401
 
     def process(self, task: ImageBatch) -> FileGroupTask:
-        if not self.writes_output:  # mode="ignore" and output_dir held another run's files
-            return task.derive([], cls=FileGroupTask)  # type: ignore[return-value]
         stem = safe_member_name(task.task_id)
         if not self.deterministic_name:
             stem = f"{stem}-{uuid.uuid4().hex[:12]}"

@@ -32,10 +32,10 @@ def resolve_model_dir(stage: str, model_dir: str | None, hub_id: str | None = No
         return check_local_dir(model_dir, stage, "model_dir")
     if hub_id:
         try:
-            from huggingface_hub import snapshot_download  # noqa: PLC0415
+            from huggingface_hub import snapshot_download
 
             return snapshot_download(hub_id, local_files_only=True)
-        except Exception:  # noqa: BLE001 - any miss means "not cached"
+        except Exception:
             pass
     what = f" holding {hub_id}'s files" if hub_id else ""
     raise ValueError(f"{stage}: pass model_dir= a local directory{what} (config.json, weights, "
@@ -78,7 +78,7 @@ class ClassifierModelStage(_LabelModelStage):
                 **({self.score_field: pa.list_(pa.float32())} if self.score_field else {})}
 
     def load_model(self, device: str) -> Any:
-        from curator_text.classifiers.layouts import DebertaHeadModel, read_config  # noqa: PLC0415
+        from curator_text.classifiers.layouts import DebertaHeadModel, read_config
 
         self.labels = _labels(read_config(self.model_identifier), self.model_identifier)
         return DebertaHeadModel.from_pretrained(self.model_identifier)
@@ -109,7 +109,7 @@ class HFModelStage(_LabelModelStage):
     ``label_field``."""
 
     def load_model(self, device: str) -> Any:
-        from transformers import AutoModelForSequenceClassification  # noqa: PLC0415
+        from transformers import AutoModelForSequenceClassification
 
         model = AutoModelForSequenceClassification.from_pretrained(self.model_identifier,
                                                                    local_files_only=True)
@@ -148,7 +148,7 @@ class _ClassifierBase(CompositeStage[DocumentBatch, DocumentBatch]):
         self._init_common(path, max_seq_length=DEBERTA_MAX_SEQ_LENGTH,
                           padding_side=DEBERTA_TOKENIZER_PADDING_SIDE, **common)
 
-    def _init_common(self, model_dir: str, *, text_field: str, filter_by: list[str] | None,  # noqa: PLR0913
+    def _init_common(self, model_dir: str, *, text_field: str, filter_by: list[str] | None,
                      split: bool, max_chars: int | None, max_seq_length: int | None,
                      padding_side: Literal["left", "right"], sort_by_length: bool,
                      model_inference_batch_size: int, max_tokens_per_batch: int | None,
@@ -220,7 +220,7 @@ class DistributedDataClassifier(_ClassifierBase):
         cache_dir: accepted for NeMo Curator compatibility; unused.
     """
 
-    def __init__(self, model_identifier: str | None = None, *, model_dir: str | None = None,  # noqa: PLR0913
+    def __init__(self, model_identifier: str | None = None, *, model_dir: str | None = None,
                  cache_dir: str | None = None, label_field: str = "preds",
                  score_field: str | None = None, pred_column: str | None = None,
                  prob_column: str | None = None, text_field: str = "text",
@@ -242,7 +242,7 @@ class DistributedDataClassifier(_ClassifierBase):
         self._check_layout()
 
     def _check_layout(self) -> None:
-        from curator_text.classifiers.layouts import WEIGHTS_NAME, read_config  # noqa: PLC0415
+        from curator_text.classifiers.layouts import WEIGHTS_NAME, read_config
 
         cfg = read_config(self.model_identifier)
         if "base_model" not in cfg or not os.path.isfile(
@@ -269,7 +269,7 @@ class HFClassifier(_ClassifierBase):
     regression heads (one output) write the float score to ``label_field``. Parameters as
     :class:`DistributedDataClassifier`; ``filter_by`` needs a classification head."""
 
-    def __init__(self, model_dir: str | None = None, *, model_identifier: str | None = None,  # noqa: PLR0913
+    def __init__(self, model_dir: str | None = None, *, model_identifier: str | None = None,
                  label_field: str = "preds", score_field: str | None = None,
                  pred_column: str | None = None, prob_column: str | None = None,
                  text_field: str = "text", filter_by: list[str] | None = None,

@@ -60,7 +60,7 @@ class _FineWebBaseClassifier(_ClassifierBase):
     _prefix: str
     _default_batch_size = 256  # documents per forward pass unless model_inference_batch_size
 
-    def __init__(self, model_dir: str | None = None, *, cache_dir: str | None = None,  # noqa: PLR0913
+    def __init__(self, model_dir: str | None = None, *, cache_dir: str | None = None,
                  label_field: str | None = None, float_score_column: str | None = None,
                  int_score_column: str | None = None, text_field: str = "text",
                  filter_by: list[str] | None = None, split: bool = False,

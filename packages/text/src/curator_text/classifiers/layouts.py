@@ -47,7 +47,7 @@ def backbone_config(base_model: str, model_dir: str) -> Any:
     """The transformers config of ``base_model``: a local directory (absolute or relative to
     ``model_dir``), a name in :data:`KNOWN_BACKBONES`, or a model already in the Hugging Face
     cache."""
-    from transformers import AutoConfig  # noqa: PLC0415
+    from transformers import AutoConfig
 
     for cand in (base_model, os.path.join(model_dir, base_model)):
         if os.path.isdir(cand):
@@ -65,7 +65,7 @@ def backbone_config(base_model: str, model_dir: str) -> Any:
 
 
 def _module_base() -> type:
-    import torch  # noqa: PLC0415
+    import torch
 
     return torch.nn.Module
 
@@ -77,7 +77,7 @@ class _Saveable:
     config: dict[str, Any]
 
     def save_pretrained(self, path: str) -> None:
-        from safetensors.torch import save_model  # noqa: PLC0415
+        from safetensors.torch import save_model
 
         os.makedirs(path, exist_ok=True)
         with open(os.path.join(path, CONFIG_NAME), "w", encoding="utf-8") as f:
@@ -86,7 +86,7 @@ class _Saveable:
 
     @classmethod
     def from_pretrained(cls, path: str) -> Any:
-        from safetensors.torch import load_model  # noqa: PLC0415
+        from safetensors.torch import load_model
 
         weights = os.path.join(path, WEIGHTS_NAME)
         if not os.path.isfile(weights):
@@ -98,7 +98,7 @@ class _Saveable:
 
 
 def _backbone(config: dict[str, Any], model_dir: str) -> Any:
-    from transformers import AutoModel  # noqa: PLC0415
+    from transformers import AutoModel
 
     if "base_model" not in config:
         raise ValueError(f"{model_dir}: config.json has no 'base_model' (NVIDIA's DeBERTa "
@@ -107,8 +107,8 @@ def _backbone(config: dict[str, Any], model_dir: str) -> Any:
 
 
 def _make_classes() -> tuple[type, type]:
-    import torch  # noqa: PLC0415
-    from torch import nn  # noqa: PLC0415
+    import torch
+    from torch import nn
 
     class _DebertaHeadModel(nn.Module, _Saveable):
         def __init__(self, config: dict[str, Any], model_dir: str = ".") -> None:
@@ -151,7 +151,7 @@ _CLASSES: tuple[type, type] | None = None
 
 def __getattr__(name: str) -> Any:
     """``DebertaHeadModel`` / ``MultiHeadDebertaModel`` are built on first use (torch is heavy)."""
-    global _CLASSES  # noqa: PLW0603
+    global _CLASSES
     if name in ("DebertaHeadModel", "MultiHeadDebertaModel"):
         if _CLASSES is None:
             _CLASSES = _make_classes()

@@ -16,7 +16,7 @@ class _Named(DistributedDataClassifier):
     _hub_id: str
     _max_seq_length: int
 
-    def __init__(self, model_dir: str | None = None, *, cache_dir: str | None = None,  # noqa: PLR0913
+    def __init__(self, model_dir: str | None = None, *, cache_dir: str | None = None,
                  label_field: str, score_field: str | None = None,
                  pred_column: str | None = None, prob_column: str | None = None,
                  text_field: str = "text", filter_by: list[str] | None = None,
@@ -41,8 +41,8 @@ class QualityClassifier(_Named):
 
     _hub_id, _max_seq_length = "nvidia/quality-classifier-deberta", 1024
 
-    def __init__(self, model_dir: str | None = None, *, label_field: str = "quality_pred",  # noqa: D107
-                 max_chars: int | None = 6000, **kwargs) -> None:  # noqa: ANN003
+    def __init__(self, model_dir: str | None = None, *, label_field: str = "quality_pred",
+                 max_chars: int | None = 6000, **kwargs) -> None:
         super().__init__(model_dir, label_field=label_field, max_chars=max_chars, **kwargs)
 
 
@@ -52,8 +52,8 @@ class DomainClassifier(_Named):
 
     _hub_id, _max_seq_length = "nvidia/domain-classifier", 512
 
-    def __init__(self, model_dir: str | None = None, *, label_field: str = "domain_pred",  # noqa: D107
-                 max_chars: int | None = 2000, **kwargs) -> None:  # noqa: ANN003
+    def __init__(self, model_dir: str | None = None, *, label_field: str = "domain_pred",
+                 max_chars: int | None = 2000, **kwargs) -> None:
         super().__init__(model_dir, label_field=label_field, max_chars=max_chars, **kwargs)
 
 
@@ -63,9 +63,9 @@ class MultilingualDomainClassifier(_Named):
 
     _hub_id, _max_seq_length = "nvidia/multilingual-domain-classifier", 512
 
-    def __init__(self, model_dir: str | None = None, *,  # noqa: D107
+    def __init__(self, model_dir: str | None = None, *,
                  label_field: str = "multilingual_domain_pred", max_chars: int | None = 2000,
-                 **kwargs) -> None:  # noqa: ANN003
+                 **kwargs) -> None:
         super().__init__(model_dir, label_field=label_field, max_chars=max_chars, **kwargs)
 
 
@@ -75,6 +75,6 @@ class ContentTypeClassifier(_Named):
 
     _hub_id, _max_seq_length = "nvidia/content-type-classifier-deberta", 1024
 
-    def __init__(self, model_dir: str | None = None, *, label_field: str = "content_pred",  # noqa: D107
-                 max_chars: int | None = 5000, **kwargs) -> None:  # noqa: ANN003
+    def __init__(self, model_dir: str | None = None, *, label_field: str = "content_pred",
+                 max_chars: int | None = 5000, **kwargs) -> None:
         super().__init__(model_dir, label_field=label_field, max_chars=max_chars, **kwargs)

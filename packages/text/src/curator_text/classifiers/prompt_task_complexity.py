@@ -36,7 +36,7 @@ class PromptTaskComplexityModelStage(ModelStage):
         return ["data"], list(OUTPUT_FIELDS)
 
     def load_model(self, device: str) -> Any:
-        from curator_text.classifiers.layouts import MultiHeadDebertaModel  # noqa: PLC0415
+        from curator_text.classifiers.layouts import MultiHeadDebertaModel
 
         model = MultiHeadDebertaModel.from_pretrained(self.model_identifier)
         self.config = model.config
@@ -54,14 +54,14 @@ class PromptTaskComplexityModelStage(ModelStage):
         names = cfg["task_type_map"]
         out: dict[str, list] = {
             "task_type_1": [names[str(i)] for i in top2[:, 0]],
-            "task_type_2": [names[str(i)] if p >= 0.1 else "NA"  # noqa: PLR2004
+            "task_type_2": [names[str(i)] if p >= 0.1 else "NA"
                             for i, p in zip(top2[:, 1], top2_p[:, 1], strict=True)],
             "task_type_prob": top2_p[:, 0].astype(float).tolist()}
         for field, head in zip(_SCORED, logits[1:], strict=True):
             score = (_softmax(head) * np.asarray(cfg["weights_map"][field])).sum(1)
             score = np.round(score / cfg["divisor_map"][field], 4)
             if field == "number_of_few_shots":
-                score = np.where(score >= 0.05, score, 0.0)  # noqa: PLR2004
+                score = np.where(score >= 0.05, score, 0.0)
             out[field] = score.astype(float).tolist()
         total = sum(w * np.asarray(out[f]) for f, w in _WEIGHTS.items())
         out["prompt_complexity_score"] = np.round(total, 5).astype(float).tolist()
@@ -76,7 +76,7 @@ class PromptTaskComplexityClassifier(_ClassifierBase):
 
     _hub_id = "nvidia/prompt-task-and-complexity-classifier"
 
-    def __init__(self, model_dir: str | None = None, *, cache_dir: str | None = None,  # noqa: PLR0913
+    def __init__(self, model_dir: str | None = None, *, cache_dir: str | None = None,
                  text_field: str = "text", filter_by: list[str] | None = None,
                  max_chars: int | None = None, sort_by_length: bool = True,
                  model_inference_batch_size: int = 256, max_tokens_per_batch: int | None = None,

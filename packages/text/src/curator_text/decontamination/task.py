@@ -156,8 +156,8 @@ class NGramIndex:
 
 
 def _read_benchmark(path: str, fields: list[str] | None) -> list[str]:
-    import pyarrow.json as pj  # noqa: PLC0415
-    import pyarrow.parquet as pq  # noqa: PLC0415
+    import pyarrow.json as pj
+    import pyarrow.parquet as pq
 
     if path.endswith(".parquet"):
         table = pq.read_table(path)
@@ -206,7 +206,7 @@ class TaskDecontamination(ProcessingStage[DocumentBatch, DocumentBatch]):
     modality = "text"
     kind = "filter"
 
-    def __init__(self, tasks: dict[str, str | list[str]] | list[str], *,  # noqa: PLR0913
+    def __init__(self, tasks: dict[str, str | list[str]] | list[str], *,
                  fields: list[str] | None = None, text_field: str = "text",
                  max_ngram_size: int = 13, min_ngram_size: int = 8,
                  min_document_length: int = 200, remove_char_each_side: int = 200,
@@ -350,7 +350,7 @@ def _file_name(task_id: str) -> str:
 def read_match_counts(path: str) -> dict[str, np.ndarray]:
     """Total matches per n-gram hash over every file :class:`TaskNGramCounter` wrote under
     ``path``: ``{"hash": uint64 array, "count": int64 array}``."""
-    import pyarrow.parquet as pq  # noqa: PLC0415
+    import pyarrow.parquet as pq
 
     try:
         files = expand_paths(path, [".parquet"])

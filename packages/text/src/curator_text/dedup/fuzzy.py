@@ -70,9 +70,19 @@ class FuzzyDeduplicationWorkflow(DeduplicationWorkflow):
             of the connected components (default: one per input file, at most twice the
             cores and 64, or one per 256 MiB of input when that is more).
         minhash_method: ``"oph"`` (one-permutation hashing, fast) or ``"permutations"``.
+        word_ngrams: shingles of this many words of the simplified text instead of characters
+            (datatrove's shingles; ``char_ngrams`` is then unused).
+        preset: ``"fineweb"``: datatrove's FineWeb settings (``word_ngrams=5``, 14 bands x 8
+            hashes, ``use_jaccard=False``; see ``curator_text.dedup.words.FINEWEB_MINHASH``),
+            replacing those parameters.
+        NeMo Curator's ``lsh_num_output_partitions`` sets ``num_partitions``; its GPU settings
+        (``use_64_bit_hash``, ``bands_per_iteration``, ``lsh_rmm_pool_size``,
+        ``lsh_spill_memory_limit``) are accepted and have no effect here. NeMo always numbers
+        the documents (``_curator_dedup_id``): pass ``assign_id=True`` for that.
     """
 
     name = "fuzzy_dedup"
+    id_generator_prefix = "fuzzy"
     cache_subdir = "fuzzy"
     writes_by_file = True
     duplicates_glob = "fuzzy.parquet"
@@ -84,7 +94,25 @@ class FuzzyDeduplicationWorkflow(DeduplicationWorkflow):
                  text_field: str = "text", char_ngrams: int = 24, num_bands: int = 20,
                  minhashes_per_band: int = 13, seed: int = 42, use_jaccard: bool = True,
                  jaccard_threshold: float = 0.8, num_partitions: int | None = None,
-                 minhash_method: str = "oph", **kwargs: Any) -> None:
+                 minhash_method: str = "oph", use_64_bit_hash: bool = False,
+                 bands_per_iteration: int | None = None,
+                 lsh_num_output_partitions: int | None = None, lsh_rmm_pool_size: Any = None,
+                 lsh_spill_memory_limit: Any = None, word_ngrams: int | None = None,
+                 preset: str | None = None, **kwargs: Any) -> None:
+        if preset is not None:
+            from curator_text.dedup.words import FINEWEB_MINHASH
+
+            if preset != "fineweb":
+                raise ConfigError(f"FuzzyDeduplicationWorkflow: unknown preset {preset!r} "
+                                  "(known: 'fineweb')")
+            word_ngrams, num_bands = FINEWEB_MINHASH["word_ngrams"], FINEWEB_MINHASH["num_bands"]
+            minhashes_per_band = FINEWEB_MINHASH["minhashes_per_band"]
+            use_jaccard = FINEWEB_MINHASH["use_jaccard"]
+        # NeMo's GPU settings (use_64_bit_hash, bands_per_iteration, lsh_rmm_pool_size,
+        # lsh_spill_memory_limit) are accepted and need nothing here; its
+        # lsh_num_output_partitions is num_partitions
+        if num_partitions is None and lsh_num_output_partitions is not None:
+            num_partitions = int(lsh_num_output_partitions)
         super().__init__(input_path, output_path, **kwargs)
         for pname, value in (("char_ngrams", char_ngrams), ("num_bands", num_bands),
                              ("minhashes_per_band", minhashes_per_band)):
@@ -101,9 +129,11 @@ class FuzzyDeduplicationWorkflow(DeduplicationWorkflow):
         self.num_bands, self.minhashes_per_band, self.seed = num_bands, minhashes_per_band, seed
         self.use_jaccard, self.jaccard_threshold = use_jaccard, jaccard_threshold
         self.num_partitions, self.minhash_method = num_partitions, minhash_method
+        self.word_ngrams = word_ngrams
 
     def _cache(self, *parts: str) -> str:
-        tag = (f"n{self.char_ngrams}_b{self.num_bands}x{self.minhashes_per_band}_s{self.seed}_"
+        unit = f"w{self.word_ngrams}" if self.word_ngrams else f"n{self.char_ngrams}"
+        tag = (f"{unit}_b{self.num_bands}x{self.minhashes_per_band}_s{self.seed}_"
                f"{self.minhash_method}")
         return join_path(self.cache_path, "fuzzy", tag, *parts)
 
@@ -113,7 +143,8 @@ class FuzzyDeduplicationWorkflow(DeduplicationWorkflow):
         self.run_stage(MinHashLSHStage(self.text_field, buckets, parts,
                                        char_ngrams=self.char_ngrams, num_bands=self.num_bands,
                                        minhashes_per_band=self.minhashes_per_band,
-                                       seed=self.seed, method=self.minhash_method),
+                                       seed=self.seed, method=self.minhash_method,
+                                       word_ngrams=self.word_ngrams),
                        self.file_tasks(files))
         edges_dir = self._cache(f"edges_{parts}")
         self.run_stage(LSHBucketsStage(buckets, edges_dir, parts), self.partition_tasks(parts))
@@ -147,7 +178,8 @@ class FuzzyDeduplicationWorkflow(DeduplicationWorkflow):
                                               self.docs_per_bucket),
                              self.partition_tasks(parts))
         self.run_stage(CandidateDocsStage(self.text_field, self.id_field, need_dir, docs_dir,
-                                          self.char_ngrams, self.use_jaccard),
+                                          self.char_ngrams, self.use_jaccard,
+                                          word_ngrams=self.word_ngrams),
                        self.file_tasks(files))
         verify = [Task(task_id=f"verify_{bucket_name(b)}", dataset_name=self.name, data=b,
                        metadata={"bucket": b})

@@ -161,7 +161,8 @@ def _permutations(x: np.ndarray, counts: np.ndarray, num_perm: int, seed: int) -
 
 
 def minhash_signatures(texts: Sequence[str], *, char_ngrams: int = 24, num_perm: int = 260,
-                       seed: int = 42, method: str = "oph") -> tuple[np.ndarray, np.ndarray]:
+                       seed: int = 42, method: str = "oph", word_ngrams: int | None = None
+                       ) -> tuple[np.ndarray, np.ndarray]:
     """MinHash signatures of ``texts``: ``(signatures (N, num_perm) uint32, has_shingles)``.
 
     ``method="oph"`` (default) is one-permutation hashing with optimal densification (each
@@ -170,12 +171,13 @@ def minhash_signatures(texts: Sequence[str], *, char_ngrams: int = 24, num_perm:
     similarity, at a cost independent of ``num_perm``. ``method="permutations"`` applies
     ``num_perm`` multiply-shift hash functions to every shingle (about ``num_perm / 10`` times
     slower). Documents shorter than ``char_ngrams`` characters have no shingles; their row is
-    all ``0xFFFFFFFF`` and ``has_shingles`` is False for them.
+    all ``0xFFFFFFFF`` and ``has_shingles`` is False for them. With ``word_ngrams`` the shingles
+    are word n-grams of the simplified text instead (datatrove's, see ``dedup.words``).
     """
     if method not in ("oph", "permutations"):
         raise ValueError(f"minhash_signatures: method must be 'oph' or 'permutations', got "
                          f"{method!r}")
-    x, counts = shingle_hashes(texts, char_ngrams)
+    x, counts = _shingles(texts, char_ngrams, word_ngrams)
     fn = _oph if method == "oph" else _permutations
     sig = fn(x, counts, num_perm, seed)
     sig[counts == 0] = 0xFFFFFFFF
@@ -203,7 +205,17 @@ _BLOCK_CHARS = 1 << 21
 """Characters hashed together by ``doc_shingle_sets`` (bounds its temporary memory)."""
 
 
-def doc_shingle_sets(texts: Sequence[str], char_ngrams: int) -> list[np.ndarray]:
+def _shingles(texts: Sequence[str], char_ngrams: int,
+              word_ngrams: int | None) -> tuple[np.ndarray, np.ndarray]:
+    if word_ngrams:
+        from curator_text.dedup.words import word_shingle_hashes
+
+        return word_shingle_hashes(texts, word_ngrams)
+    return shingle_hashes(texts, char_ngrams)
+
+
+def doc_shingle_sets(texts: Sequence[str], char_ngrams: int,
+                     word_ngrams: int | None = None) -> list[np.ndarray]:
     """The sorted unique 32-bit shingle hashes of each text (for exact Jaccard similarity).
 
     Texts are hashed in blocks of about ``_BLOCK_CHARS`` characters, so the temporary arrays
@@ -214,13 +226,14 @@ def doc_shingle_sets(texts: Sequence[str], char_ngrams: int) -> list[np.ndarray]
     while start < len(texts):
         before = int(ends[start - 1]) if start else 0
         stop = max(start + 1, int(np.searchsorted(ends, before + _BLOCK_CHARS, side="right")))
-        out += _shingle_sets(texts[start:stop], char_ngrams)
+        out += _shingle_sets(texts[start:stop], char_ngrams, word_ngrams)
         start = stop
     return out
 
 
-def _shingle_sets(texts: Sequence[str], char_ngrams: int) -> list[np.ndarray]:
-    x, counts = shingle_hashes(texts, char_ngrams)
+def _shingle_sets(texts: Sequence[str], char_ngrams: int,
+                  word_ngrams: int | None = None) -> list[np.ndarray]:
+    x, counts = _shingles(texts, char_ngrams, word_ngrams)
     with np.errstate(over="ignore"):
         x = (_mix(x) >> np.uint64(32)).astype(np.uint32)
     return [_sorted_unique(part) for part in np.split(x, np.cumsum(counts)[:-1])]

@@ -12,7 +12,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 from curator.dedup.io import read_table, write_parquet
-from curator.dedup.workflow import done, group_size_counts, write_by_file
+from curator.dedup.workflow import done, group_size_counts, id_columns, task_ids, write_by_file
 from curator.executors.stats import DEDUP_GROUP_SIZES
 from curator.io import expand_paths, join_path
 from curator.stages.base import ProcessingStage
@@ -101,8 +101,9 @@ class MinHashLSHStage(ProcessingStage[FileGroupTask, FileGroupTask]):
 
     def __init__(self, text_field: str, cache_dir: str, num_partitions: int, *, char_ngrams: int,
                  num_bands: int, minhashes_per_band: int, seed: int, method: str = "oph",
-                 rows_per_batch: int = 250) -> None:
+                 rows_per_batch: int = 250, word_ngrams: int | None = None) -> None:
         self.text_field, self.cache_dir, self.num_partitions = text_field, cache_dir, num_partitions
+        self.word_ngrams = word_ngrams
         self.char_ngrams, self.num_bands, self.minhashes_per_band = (char_ngrams, num_bands,
                                                                      minhashes_per_band)
         self.seed, self.method, self.rows_per_batch = seed, method, rows_per_batch
@@ -122,7 +123,7 @@ class MinHashLSHStage(ProcessingStage[FileGroupTask, FileGroupTask]):
             sig, ok = minhash_signatures(texts,
                                          char_ngrams=self.char_ngrams, seed=self.seed,
                                          num_perm=self.num_bands * self.minhashes_per_band,
-                                         method=self.method)
+                                         method=self.method, word_ngrams=self.word_ngrams)
             rows = np.flatnonzero(ok)
             bh = band_hashes(sig[rows], self.num_bands, self.minhashes_per_band)
             parts.append((np.repeat(doc_key(i, rows + s), self.num_bands),
@@ -234,8 +235,9 @@ class CandidateDocsStage(ProcessingStage[FileGroupTask, FileGroupTask]):
     name = "CandidateDocs"
 
     def __init__(self, text_field: str, id_field: str, need_dir: str, out_dir: str,
-                 char_ngrams: int, with_shingles: bool) -> None:
+                 char_ngrams: int, with_shingles: bool, word_ngrams: int | None = None) -> None:
         self.text_field, self.id_field, self.need_dir = text_field, id_field, need_dir
+        self.word_ngrams = word_ngrams
         self.out_dir, self.char_ngrams, self.with_shingles = out_dir, char_ngrams, with_shingles
 
     def process(self, task: FileGroupTask) -> FileGroupTask:
@@ -251,10 +253,11 @@ class CandidateDocsStage(ProcessingStage[FileGroupTask, FileGroupTask]):
         buckets = need.column("bucket").to_numpy()
         del need
         urows, inv = np.unique(rows, return_inverse=True)
-        table = read_table(task.data[0], [self.id_field, self.text_field]).take(urows)
-        ids = table.column(self.id_field)
-        sets = (doc_shingle_sets(_texts(table, self.text_field), self.char_ngrams)
-                if self.with_shingles else [])
+        table = read_table(task.data[0], [*id_columns(task, self.id_field),
+                                          self.text_field]).take(urows)
+        ids = task_ids(task, table, self.id_field, urows)
+        sets = (doc_shingle_sets(_texts(table, self.text_field), self.char_ngrams,
+                                 self.word_ngrams) if self.with_shingles else [])
         del table
         for k, sel_rows in split_by_value(buckets):
             sel = np.unique(inv[sel_rows])

@@ -73,7 +73,7 @@ class EmbeddingCreatorStage(ProcessingStage[DocumentBatch, DocumentBatch]):
         return ["data"], [self.embedding_field]
 
     def setup(self, worker_metadata: dict[str, Any] | None = None) -> None:
-        from transformers import AutoModel, AutoTokenizer  # noqa: PLC0415
+        from transformers import AutoModel, AutoTokenizer
 
         self._device = self.resources.torch_device()
         self._tokenizer = AutoTokenizer.from_pretrained(self.model_identifier,
@@ -83,7 +83,7 @@ class EmbeddingCreatorStage(ProcessingStage[DocumentBatch, DocumentBatch]):
 
     def embed(self, texts: list[str]) -> list[list[float]]:
         """Embeddings of ``texts`` (unit-norm lists of floats)."""
-        import torch  # noqa: PLC0415
+        import torch
 
         ensure_setup(self)  # also called on its own, outside a pipeline
         out: list[list[float]] = []

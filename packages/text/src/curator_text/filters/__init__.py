@@ -13,6 +13,14 @@ from curator_text.filters.code import (
     XMLHeaderFilter,
 )
 from curator_text.filters.fasttext import FastTextLangId, FastTextQualityFilter
+from curator_text.filters.fineweb import (
+    FINEWEB_FILTERS,
+    C4QualityFilter,
+    FineWebQualityFilter,
+    GopherQualityFilter,
+    GopherRepetitionFilter,
+    URLFilter,
+)
 from curator_text.filters.heuristic import (
     BulletsFilter,
     CommonEnglishWordsFilter,
@@ -62,5 +70,6 @@ MODEL_FILTERS = [FastTextQualityFilter, FastTextLangId, HistogramFilter, TokenCo
 """Filters that need a local model, tokenizer or histogram file."""
 
 __all__ = ["DocumentFilter", "FunctionFilter", "ScoreFilter", "Score", "Filter", "ScoreBucketer",
-           "HEURISTIC_FILTERS", "MODEL_FILTERS", "get_word_splitter",
-           *[c.__name__ for c in HEURISTIC_FILTERS + MODEL_FILTERS]]
+           "HEURISTIC_FILTERS", "MODEL_FILTERS", "FINEWEB_FILTERS", "get_word_splitter",
+           "URLFilter", "GopherRepetitionFilter", "GopherQualityFilter", "C4QualityFilter",
+           "FineWebQualityFilter", *[c.__name__ for c in HEURISTIC_FILTERS + MODEL_FILTERS]]

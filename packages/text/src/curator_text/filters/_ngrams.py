@@ -72,7 +72,7 @@ def _mix(h: np.uint64) -> np.uint64:
 
 
 @inline
-def _same_bytes(buf, a0, a1, b0, b1) -> bool:  # noqa: ANN001
+def _same_bytes(buf, a0, a1, b0, b1) -> bool:
     if a1 - a0 != b1 - b0:
         return False
     for k in range(a1 - a0):
@@ -82,7 +82,7 @@ def _same_bytes(buf, a0, a1, b0, b1) -> bool:  # noqa: ANN001
 
 
 @inline
-def _bounds(buf, lo, hi, starts, ends, classes, e2_80):  # noqa: ANN001, ANN202
+def _bounds(buf, lo, hi, starts, ends, classes, e2_80):
     """The words of ``buf[lo:hi]`` in ``starts``/``ends``; returns (words, characters). ASCII is
     read 8 bytes at a time: the word edges in them are bits, written out with few branches;
     other bytes a character at a time."""
@@ -124,7 +124,7 @@ def _bounds(buf, lo, hi, starts, ends, classes, e2_80):  # noqa: ANN001, ANN202
 
 
 @jit
-def _words(buf, lo, hi, starts, ends, ids, whash, keys, cs, table, used, hash_mask,  # noqa: ANN001, ANN202, E501
+def _words(buf, lo, hi, starts, ends, ids, whash, keys, cs, table, used, hash_mask,
            classes, e2_80):
     """The words of ``buf[lo:hi]``: ``starts``/``ends``, ``ids[w]`` (the first word equal to
     word ``w``), ``whash[w]`` (its hash), ``keys[w]`` (its bytes when it has at most 8),
@@ -177,7 +177,7 @@ def _words(buf, lo, hi, starts, ends, ids, whash, keys, cs, table, used, hash_ma
 
 
 @inline
-def _seen_before(j, n, ids, whash, ghash, table, mask, hash_mask):  # noqa: ANN001, ANN202
+def _seen_before(j, n, ids, whash, ghash, table, mask, hash_mask):
     """The slot of the first n-gram equal to the n-gram at word ``j`` (its first word is
     ``table[slot]``), or ``-1 - slot`` when there is none (then ``j`` is put in that slot)."""
     h = _FNV_OFFSET
@@ -201,7 +201,7 @@ def _seen_before(j, n, ids, whash, ghash, table, mask, hash_mask):  # noqa: ANN0
 
 
 @jit
-def _count_occurrences(buf, lo, hi, pat, m, fail) -> int:  # noqa: ANN001
+def _count_occurrences(buf, lo, hi, pat, m, fail) -> int:
     """Non-overlapping occurrences of ``pat[:m]`` in ``buf[lo:hi]``, leftmost first, as
     ``str.count`` (Knuth-Morris-Pratt: linear in both)."""
     fail[0] = 0
@@ -226,7 +226,7 @@ def _count_occurrences(buf, lo, hi, pat, m, fail) -> int:  # noqa: ANN001
 
 
 @jit
-def _count_joined(buf, starts, ends, ids, n_words, best, n) -> int:  # noqa: ANN001
+def _count_joined(buf, starts, ends, ids, n_words, best, n) -> int:
     """``str.count`` of words ``best … best + n - 1`` joined by single spaces (``n >= 2``) in
     the text of the ``n_words`` words, from the words, not the bytes. An occurrence's first
     word ends a text word (a space follows it), its last word starts one (a space precedes it),
@@ -274,7 +274,7 @@ def _count_joined(buf, starts, ends, ids, n_words, best, n) -> int:  # noqa: ANN
 
 
 @jit
-def _scratch(offsets):  # noqa: ANN001, ANN202
+def _scratch(offsets):
     """Arrays for the most words a text of ``offsets`` can have, and a hash table of -1s."""
     most = 0
     for d in range(len(offsets) - 1):
@@ -286,7 +286,7 @@ def _scratch(offsets):  # noqa: ANN001, ANN202
 
 
 @jit
-def _top(buf, offsets, n, hash_mask, classes, e2_80):  # noqa: ANN001, ANN202
+def _top(buf, offsets, n, hash_mask, classes, e2_80):
     """``top_ngram_scores`` of the texts ``buf[offsets[d]:offsets[d + 1]]`` (UTF-8)."""
     out = np.ones(len(offsets) - 1)
     i64, u64, table = _scratch(offsets)
@@ -322,14 +322,15 @@ def _top(buf, offsets, n, hash_mask, classes, e2_80):  # noqa: ANN001, ANN202
             size = ends[best] - starts[best]
             if size > len(pat):
                 pat, fail = np.empty(size, dtype=np.uint8), np.empty(size, dtype=np.int64)
-            pat[:size] = buf[starts[best]:ends[best]]
+            for q in range(size):  # a loop, not a slice assignment: numba compiles that
+                pat[q] = buf[starts[best] + q]  # one's shape-mismatch message for ~15 s
             found = _count_occurrences(buf, lo, hi, pat, size, fail)
         out[d] = np.float64(found * (best_chars + n - 1)) / np.float64(length)
     return out
 
 
 @jit
-def _duplicates(buf, offsets, n, hash_mask, classes, e2_80):  # noqa: ANN001, ANN202
+def _duplicates(buf, offsets, n, hash_mask, classes, e2_80):
     """``duplicate_ngram_scores`` of the texts (as ``_top``)."""
     out = np.ones(len(offsets) - 1)
     i64, u64, table = _scratch(offsets)

@@ -18,7 +18,8 @@ __all__ = ["URL_REGEX", "NEMO_URL_REGEX", "WORD_SPLIT", "CHUNK_BYTES", "chunked"
            "segment_counts", "ws_mask", "nonblank", "Tokens", "word_stats", "fast_word_counts",
            "spans"]
 
-URL_REGEX = r"(?:https?|ftp)://[^\s/$.?#][^\s]*|www\.[^\s]+\.[^\s]+"
+URL_REGEX = r'(?:https?|ftp)://[^\s/$.?#<>"][^\s<>"]*|www\.[^\s<>"]+\.[^\s<>"]+'
+"""A general URL pattern; a URL ends at whitespace, ``<``, ``>`` or ``"``."""
 NEMO_URL_REGEX = r"https?://(?:[A-Za-z0-9$\-_@.&+/:=?#~]|[!*\(\),]|(?:%[0-9A-Fa-f]{2}))+"
 """NeMo Curator's URL pattern (used by the URL filters): it stops at ``<``, quotes and spaces."""
 WORD_SPLIT = r"\s+"
@@ -34,7 +35,7 @@ def chunked(method: Callable) -> Callable:
     """Makes a ``score(self, texts) -> np.ndarray`` method run on slices of the column of about
     ``self.chunk_bytes`` (default ``CHUNK_BYTES``) bytes each and concatenate the scores."""
     @wraps(method)
-    def score(self, texts: pa.Array) -> np.ndarray:  # noqa: ANN001
+    def score(self, texts: pa.Array) -> np.ndarray:
         if isinstance(texts, pa.ChunkedArray):
             texts = texts.combine_chunks()
         _, offsets = text_bytes(texts)
@@ -49,8 +50,8 @@ def chunked(method: Callable) -> Callable:
 
 
 @cache
-def _kernels():  # noqa: ANN202 - the module; numba is imported on first use, not with curator_text
-    from curator_text import _bytes  # noqa: PLC0415
+def _kernels():
+    from curator_text import _bytes
 
     return _bytes
 

@@ -12,6 +12,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from curator.errors import ConfigError
+from curator.params import init_signature, typed_new
 from curator.stages.filter import FilterStage, numeric_bounds, reject_filtered
 from curator.stages.lifecycle import ensure_setup, overrides
 
@@ -26,6 +27,8 @@ class DocumentFilter:
     Arrow column at once. ``vectorized = False`` marks pure-Python filters (run in processes)."""
 
     vectorized: ClassVar[bool] = False
+
+    __new__, __signature__ = typed_new, init_signature  # types checked as in specs
 
     def __init__(self) -> None:
         self._name = type(self).__name__
@@ -158,7 +161,8 @@ class _FilterStage(FilterStage[DocumentBatch]):
                 f = wrap(f)
             objs.append(f)
         n = len(objs)
-        if many and n > 1 and isinstance(score_fields, str):
+        if many and n > 1 and (isinstance(score_fields, str) or (
+                isinstance(score_fields, list) and len(score_fields) == 1)):
             raise ConfigError(f"{stage}: score_field must be a list with one name per filter "
                              f"when {what} is a list")
         if not many and isinstance(score_fields, list) and len(score_fields) > 1:
@@ -191,6 +195,10 @@ class _FilterStage(FilterStage[DocumentBatch]):
         return overrides(self, _FilterStage, "setup", "teardown") or any(
             overrides(s.filter, DocumentFilter, "setup")
             or any(hasattr(s.filter, hook) for hook in _LOAD_HOOKS) for s in self._steps)
+
+    def ray_stage_spec(self) -> dict[str, Any]:
+        """NeMo Curator's: ``is_actor_stage`` when a filter loads a model or tokenizer."""
+        return {"is_actor_stage": self.has_worker_state}
 
     def setup(self, worker_metadata: dict[str, Any] | None = None) -> None:
         for step in self._steps:

@@ -189,7 +189,7 @@ class HTMLBoilerplateFilter(DocumentFilter):
         self._ratio, self._chars = min_lang_content_ratio, min_lang_content_num_chars
 
     def score_document(self, text: str) -> float | None:
-        from bs4 import BeautifulSoup  # noqa: PLC0415
+        from bs4 import BeautifulSoup
 
         if not text:
             return 0.0
@@ -261,12 +261,19 @@ class PerExtensionFilter(DocumentFilter):
         if limits is None or not limits[0] or not text:
             return 0
         _, line_max, line_mean, min_alnum, min_alpha = limits
-        lens = [len(x) for x in text.split("\n")]
-        fails = ((line_max and max(lens) > line_max)
-                 or (line_mean and (len(text) + 1) / len(lens) - 1 > line_mean)
+        longest, mean = self._line_statistics(text)
+        fails = ((line_max and longest > line_max)
+                 or (line_mean and mean > line_mean)
                  or (min_alnum and len(_ALNUM.findall(text)) / len(text) < min_alnum)
                  or (min_alpha and sum(map(str.isalpha, text)) < min_alpha * len(text)))
         return 0 if fails else 1
+
+    @staticmethod
+    def _line_statistics(text: str) -> tuple[int, float]:
+        """The longest line's length and the mean line length, the line breaks not counted
+        (NeMo Curator's name: ``""`` and ``"\\n"`` give ``(0, 0.0)``)."""
+        lens = [len(x) for x in text.split("\n")]
+        return max(lens), (len(text) + 1) / len(lens) - 1
 
     def keep_document(self, score: int | None) -> bool:
         return bool(score)
@@ -292,13 +299,13 @@ class TokenizerFertilityFilter(DocumentFilter):
             return
         path = self._path
         if os.path.isdir(path) or path.endswith(".json"):
-            from tokenizers import Tokenizer  # noqa: PLC0415
+            from tokenizers import Tokenizer
 
             tok = Tokenizer.from_file(os.path.join(path, "tokenizer.json")
                                       if os.path.isdir(path) else path)
             self._tokenize = lambda t: tok.encode(t, add_special_tokens=False).tokens
         else:
-            import sentencepiece  # noqa: PLC0415
+            import sentencepiece
 
             sp = sentencepiece.SentencePieceProcessor()
             sp.Load(path)

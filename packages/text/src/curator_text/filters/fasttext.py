@@ -19,22 +19,37 @@ __all__ = ["FastTextQualityFilter", "FastTextLangId"]
 
 class _FastText(DocumentFilter):
     vectorized = True
+    _model_attr = "_fasttext_model"  # NeMo Curator's attribute name, per subclass
 
     def __init__(self, model_path: str) -> None:
         super().__init__()
         if not model_path:
             raise ConfigError(f"{type(self).__name__}: model_path (a local .bin file) is required")
         self._model_path = model_path
-        self._model: Any = None
+        self._model = None
+
+    @property
+    def _model(self) -> Any:
+        """The loaded model, kept under NeMo Curator's attribute name (code written for NeMo
+        sets or reads it there)."""
+        return self.__dict__.get(self._model_attr)
+
+    @_model.setter
+    def _model(self, model: Any) -> None:
+        self.__dict__[self._model_attr] = model
 
     def setup(self) -> None:
         if self._model is None:
-            import fasttext  # noqa: PLC0415
+            import fasttext
 
             self._model = fasttext.load_model(self._model_path)
 
+    def load_model(self) -> None:
+        """NeMo Curator's name for loading the model (once)."""
+        self.setup()
+
     def __getstate__(self) -> dict:
-        return {**self.__dict__, "_model": None}
+        return {**self.__dict__, self._model_attr: None}
 
     @staticmethod
     def _clean(text: str) -> str:
@@ -48,24 +63,34 @@ class _FastText(DocumentFilter):
 
 
 class FastTextQualityFilter(_FastText):
-    """Scores documents with a fastText quality classifier: the score is the probability of
-    ``label`` (default ``__label__hq``). As NeMo Curator, keeps a document when
+    """Scores documents with a fastText quality classifier as NeMo Curator does: the top label's
+    probability ``p`` when the top label is ``label`` (default ``__label__hq``), else ``1 - p``
+    (with two labels this is the probability of ``label``; with three or more it is not).
+    ``nemo_score=False``: the probability of ``label`` itself. As NeMo Curator, keeps a document when
     ``Pareto(alpha) noise > 1 - score`` (default ``alpha=3``; the noise is NumPy's legacy
     generator seeded with ``seed`` for each batch, so runs are reproducible). ``alpha=None``
     keeps documents scoring at least ``threshold`` instead. ``label_field``: also store the top
     label (without ``__label__``)."""
 
+    _model_attr = "_fasttext_quality_filter_model"
+
     def __init__(self, model_path: str | None = None, label: str = "__label__hq",
                  alpha: float | None = 3, seed: int = 42, threshold: float = 0.5,
-                 label_field: str | None = None) -> None:
+                 label_field: str | None = None, nemo_score: bool = True) -> None:
         super().__init__(model_path or "")
         self._label, self._alpha, self._seed = label, alpha, seed
         self._threshold, self._label_field = threshold, label_field
+        self._nemo_score = nemo_score
 
     def score_batch_with_extras(self, texts: pa.Array) -> tuple[Any, dict[str, Any]]:
-        labels, probs = self._predict(texts, k=-1)
-        scores = np.array([dict(zip(ls, ps, strict=True)).get(self._label, 0.0)
-                           for ls, ps in zip(labels, probs, strict=True)], dtype=np.float64)
+        labels, probs = self._predict(texts, k=1 if self._nemo_score else -1)
+        if self._nemo_score:
+            scores = np.array([(float(ps[0]) if ls[0] == self._label else 1.0 - float(ps[0]))
+                               if len(ls) else 0.0
+                               for ls, ps in zip(labels, probs, strict=True)], dtype=np.float64)
+        else:
+            scores = np.array([dict(zip(ls, ps, strict=True)).get(self._label, 0.0)
+                               for ls, ps in zip(labels, probs, strict=True)], dtype=np.float64)
         extras = {}
         if self._label_field:
             extras[self._label_field] = [ls[0].removeprefix("__label__") if len(ls) else None
@@ -84,7 +109,7 @@ class FastTextQualityFilter(_FastText):
     def keep_batch(self, scores: pa.Array) -> pa.Array:
         if self._alpha is None:
             return pc.greater_equal(scores, self._threshold)
-        noise = np.random.RandomState(self._seed).pareto(self._alpha, len(scores))  # noqa: NPY002
+        noise = np.random.RandomState(self._seed).pareto(self._alpha, len(scores))
         return pa.array(noise > 1 - scores.to_numpy(zero_copy_only=False))
 
 
@@ -105,6 +130,8 @@ class FastTextLangId(_FastText):
     Parameters (additions): ``languages``: keep any of several languages (same rule);
     ``label_field``: also store the label in this column; ``numeric_score=True``: the score is
     the probability as a float (then give ``label_field`` to keep the label)."""
+
+    _model_attr = "_fasttext_langid_model"
 
     def __init__(self, model_path: str | None = None, min_langid_score: float = 0.3,
                  lang: str | None = None, label_field: str | None = None,

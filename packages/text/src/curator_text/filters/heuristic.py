@@ -68,7 +68,10 @@ class _Words(DocumentFilter):
 
 
 class WordCountFilter(_Words):
-    """Keeps documents with ``min_words`` to ``max_words`` words (``lang``: see ``_Words``)."""
+    """Keeps documents with ``min_words`` to ``max_words`` words.
+
+    ``lang``: ``"zh"`` and ``"ja"`` split each document into words with jieba / MeCab; any other
+    language splits on whitespace."""
 
     def __init__(self, min_words: int = 50, max_words: int = 100000, lang: str = "en") -> None:
         super().__init__()
@@ -199,7 +202,7 @@ class UrlsFilter(_MaxRatio):
         return v.ratio(urls, total, 1.0)
 
 
-BULLETS = "•‣⁃⁌⁍∙○●◘◦⦾⦿"  # noqa: RUF001
+BULLETS = "•‣⁃⁌⁍∙○●◘◦⦾⦿"
 """NeMo Curator's bullet characters."""
 _WS = r"[ \t\r\f\x0b\x1c-\x1f\x85\p{Z}]"  # Python's whitespace except the newline
 _CONTENT = r"[^\s\x0b\x1c-\x1f\x85\p{Z}]"

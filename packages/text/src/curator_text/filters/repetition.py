@@ -210,9 +210,9 @@ class RepeatingTopNGramsFilter(_MaxScore):
         return _kernels().top_ngram_scores(texts, self._n)
 
 
-def _kernels():  # noqa: ANN202
+def _kernels():
     """The compiled n-gram kernels (``_ngrams``: numba is imported on first use)."""
-    from curator_text.filters import _ngrams  # noqa: PLC0415
+    from curator_text.filters import _ngrams
 
     return _ngrams
 

@@ -25,7 +25,7 @@ class TokenCountFilter(DocumentFilter):
         transformers_init_kwargs: extra ``AutoTokenizer.from_pretrained`` arguments.
     """
 
-    def __init__(self, tokenizer: Any = None, hf_model_name: str | None = None,  # noqa: PLR0913
+    def __init__(self, tokenizer: Any = None, hf_model_name: str | None = None,
                  hf_token: str | None = None, min_tokens: int = 0,
                  max_tokens: float = float("inf"),
                  transformers_init_kwargs: dict[str, Any] | None = None) -> None:
@@ -42,7 +42,7 @@ class TokenCountFilter(DocumentFilter):
     def setup(self) -> None:
         if self._tokenizer is None:
             try:
-                from transformers import AutoTokenizer  # noqa: PLC0415
+                from transformers import AutoTokenizer
             except ImportError as e:
                 raise ImportError("TokenCountFilter(hf_model_name=...) needs transformers: "
                                   "install curator-text[embed], or pass tokenizer=") from e

@@ -24,10 +24,10 @@ def _split_whitespace(text: str) -> list[str]:
 
 
 @cache
-def _jieba():  # noqa: ANN202
+def _jieba():
     with warnings.catch_warnings():  # jieba 0.42 imports the deprecated pkg_resources
         warnings.filterwarnings("ignore", message="pkg_resources is deprecated")
-        import jieba  # noqa: PLC0415
+        import jieba
     return jieba
 
 
@@ -36,8 +36,8 @@ def _split_zh(text: str) -> list[str]:
 
 
 @cache
-def _mecab():  # noqa: ANN202
-    import MeCab  # noqa: PLC0415
+def _mecab():
+    import MeCab
 
     return MeCab.Tagger()
 

@@ -12,8 +12,8 @@ __all__ = ["table_to_jsonl", "jsonl_view"]
 
 def _json_string(col: pa.Array) -> pa.Array:
     """Every string of ``col`` as a JSON string literal (one compiled pass; nulls stay null)."""
-    from curator_text import _bytes  # noqa: PLC0415 - imports numba, so only when writing
-    from curator_text.filters._vec import text_bytes  # noqa: PLC0415
+    from curator_text import _bytes
+    from curator_text.filters._vec import text_bytes
 
     data, offsets = _bytes.json_strings(*text_bytes(col))
     large = offsets[-1] >= 2**31

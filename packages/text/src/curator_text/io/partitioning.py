@@ -1,41 +1,66 @@
 """File partitioning for text readers. FilePartitioningStage lives in core (shared by every
-modality) and is re-exported here; ByteRangePartitioningStage adds byte-range blocks of big
-uncompressed line-delimited files, so a reader's memory does not depend on file size."""
+modality) and is re-exported here; the subclasses here split a big file into blocks so a reader's
+memory does not depend on file size: uncompressed JSONL into line-aligned byte ranges, Parquet
+into runs of row groups. Both split by default (``DEFAULT_BLOCK_SIZE``, or ``blocksize``), also
+when ``files_per_partition`` is given."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import ClassVar
 
-from curator import FileGroupTask
-from curator.stages.file_partitioning import FilePartitioningStage, _parse_size
-from curator.tasks import stable_id
+from curator.stages.file_partitioning import DEFAULT_BLOCK_SIZE, FilePartitioningStage
 
-__all__ = ["BYTE_RANGE_KEY", "ByteRangePartitioningStage", "FilePartitioningStage"]
+__all__ = ["BYTE_RANGE_KEY", "ROW_GROUPS_KEY", "ByteRangePartitioningStage",
+           "FilePartitioningStage", "RowGroupPartitioningStage"]
 
-#: metadata key of a block partition: ``[start, end)`` byte offsets in its single file
+#: metadata key of a JSONL block: ``[start, end)`` byte offsets in its single file
 BYTE_RANGE_KEY = "byte_range"
+#: metadata key of a Parquet block: ``[first, last)`` row-group indices in its single file
+ROW_GROUPS_KEY = "row_groups"
 _COMPRESSED = (".gz", ".bz2", ".xz", ".zst", ".zstd", ".lz4", ".snappy", ".zip")
 
 
 @dataclass
 class ByteRangePartitioningStage(FilePartitioningStage):
-    """Like FilePartitioningStage, but with ``blocksize`` an uncompressed file bigger than
-    ``blocksize`` becomes several partitions, one per byte range ``[start, end)`` (metadata
-    ``byte_range``; task id = hash of path and range, stable across runs). A reader of a range
-    reads the lines that *start* inside it, so a line crossing a boundary is read once. Smaller
-    files are grouped as before (same task ids)."""
+    """An uncompressed file bigger than the block size becomes one partition per byte range
+    ``[start, end)`` (metadata ``byte_range``). The ranges come from the file size alone, so they
+    are the same on every machine. A reader of a range reads the lines that *start* inside it,
+    so a line crossing a boundary is read once. Compressed files are read whole."""
 
     name: str = "ByteRangePartitioningStage"
+    default_block_size: ClassVar[int | None] = DEFAULT_BLOCK_SIZE
 
-    def tasks_for(self, group: list[str], size: int) -> Iterator[FileGroupTask]:
-        path = group[0]
-        limit = _parse_size(self.blocksize) if self.blocksize is not None else 0
-        if not limit or len(group) > 1 or size <= limit or path.lower().endswith(_COMPRESSED):
-            yield from super().tasks_for(group, size)
-            return
-        for start in range(0, size, limit):  # sizes come from the source listing
-            end = min(start + limit, size)
-            yield FileGroupTask(
-                task_id=stable_id(path, f"{start}-{end}"), dataset_name=self.dataset_name_for(group),
-                data=[path], metadata={"source_files": [path], BYTE_RANGE_KEY: [start, end]})
+    def splittable(self, path: str) -> bool:
+        return not path.lower().endswith(_COMPRESSED)
+
+    def blocks(self, path: str, size: int, block_size: int) -> list[dict]:
+        return [{BYTE_RANGE_KEY: [start, min(start + block_size, size)]}
+                for start in range(0, size, block_size)]  # sizes come from the source listing
+
+
+@dataclass
+class RowGroupPartitioningStage(FilePartitioningStage):
+    """A Parquet file bigger than the block size becomes one partition per run of consecutive
+    row groups of about the block size (compressed bytes, from the file's footer; metadata
+    ``row_groups``). A file of one row group is read whole."""
+
+    name: str = "RowGroupPartitioningStage"
+    default_block_size: ClassVar[int | None] = DEFAULT_BLOCK_SIZE
+
+    def blocks(self, path: str, size: int, block_size: int) -> list[dict]:
+        import pyarrow.parquet as pq
+        from curator.io import get_fs
+
+        fs, p = get_fs(path)
+        with fs.open(p, "rb") as fh:
+            meta = pq.ParquetFile(fh).metadata
+        out: list[dict] = []
+        first, acc = 0, 0
+        for i in range(meta.num_row_groups):
+            rg = meta.row_group(i)
+            acc += sum(rg.column(c).total_compressed_size for c in range(rg.num_columns))
+            if acc >= block_size or i == meta.num_row_groups - 1:
+                out.append({ROW_GROUPS_KEY: [first, i + 1]})
+                first, acc = i + 1, 0
+        return out

@@ -5,14 +5,14 @@ file name with ``write_to_filename``); the output directory follows a save mode
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import pyarrow as pa
 import pyarrow.compute as pc
 from curator import FileGroupTask, ProcessingStage
 from curator.errors import ConfigError
-from curator.io import atomic_write, file_stem
-from curator.output_dir import ManagedOutput, SaveMode, check_mode
+from curator.io import atomic_write, file_stem, register_storage_options
+from curator.output_dir import DEFAULT_MODE, ManagedOutput, SaveMode, check_mode
 
 from curator_text.io.jsonl_encode import jsonl_view
 from curator_text.tasks import DocumentBatch
@@ -25,10 +25,13 @@ class _Writer(ManagedOutput, ProcessingStage[DocumentBatch, FileGroupTask]):
     path: str = ""
     fields: list[str] | None = None
     write_to_filename: bool | str = False
-    mode: SaveMode = "error"
+    mode: SaveMode = DEFAULT_MODE
     name: str = "writer"
+    write_kwargs: dict[str, Any] | None = None
     modality = "text"
     extension: ClassVar[str] = ""
+    #: ``write_kwargs`` keys this writer accepts besides ``storage_options``
+    write_keys: ClassVar[frozenset[str]] = frozenset()
 
     def __post_init__(self) -> None:
         if not self.path:
@@ -36,6 +39,16 @@ class _Writer(ManagedOutput, ProcessingStage[DocumentBatch, FileGroupTask]):
         if isinstance(self.fields, str):
             self.fields = [self.fields]
         check_mode(self.mode, self.name)
+        unknown = sorted(set(self.write_kwargs or {}) - self.write_keys - {"storage_options"})
+        if unknown:
+            raise ConfigError(f"{self.name}: write_kwargs {unknown} are not supported "
+                              f"(supported: {sorted(self.write_keys | {'storage_options'})})")
+        register_storage_options(self.path, self.storage_options)
+
+    @property
+    def storage_options(self) -> dict[str, Any] | None:
+        """fsspec options for ``path`` (``write_kwargs={"storage_options": ...}``)."""
+        return (self.write_kwargs or {}).get("storage_options")
 
     @property
     def filename_field(self) -> str:
@@ -54,11 +67,10 @@ class _Writer(ManagedOutput, ProcessingStage[DocumentBatch, FileGroupTask]):
         raise NotImplementedError
 
     def process(self, task: DocumentBatch) -> FileGroupTask:
+        register_storage_options(self.path, self.storage_options)  # in this worker too
         table = task.to_pyarrow()
         written: list[str] = []
-        if not self.writes_output:  # mode="ignore" and the directory held another run's files
-            pass
-        elif self.write_to_filename:
+        if self.write_to_filename:
             col = self.filename_field
             if col not in table.column_names:
                 raise ValueError(f"{self.name}: write_to_filename needs a {col!r} column")
@@ -97,16 +109,36 @@ class JsonlWriter(_Writer):
         write_to_filename: write rows to files named by their ``file_name`` column (or the column
             named here) instead of by task id (rows without one: by task id): the source's base name minus its extension
             (``part.a.jsonl`` -> ``part.a.jsonl``, ``docs.json.gz`` -> ``docs.jsonl``).
-        mode: what to do when ``path`` holds another run's files: ``"error"`` (default),
-            ``"overwrite"``, ``"append"`` or ``"ignore"`` (see :mod:`curator.output_dir`).
+        mode: NeMo Curator's save modes: ``"ignore"`` (default: write into the directory,
+            replacing same-named files), ``"overwrite"`` (first delete the files earlier Curator
+            runs wrote there; other files stay), ``"append"`` (keep earlier files; a partition
+            written again replaces its own file) or ``"error"`` (refuse a directory holding
+            other files); see :mod:`curator.output_dir`.
+        write_kwargs: NeMo Curator's writer options: ``storage_options`` (fsspec: credentials,
+            endpoint) for everything written under ``path``; ``force_ascii=True`` escapes
+            non-ASCII characters (default ``False``: UTF-8, as NeMo); ``lines``, ``orient`` and
+            ``index`` are accepted with their JSON Lines values. ParquetWriter also passes
+            ``compression``, ``row_group_size`` … to ``pyarrow.parquet.write_table``. Any other
+            key is an error.
     """
 
     name: str = "JsonlWriter"
     extension: ClassVar[str] = ".jsonl"
+    write_keys: ClassVar[frozenset[str]] = frozenset({"force_ascii", "lines", "orient", "index"})
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        kw = self.write_kwargs or {}
+        if kw.get("lines") is False or kw.get("orient") not in (None, "records"):
+            raise ConfigError(f"{self.name}: write_kwargs lines=False / orient other than "
+                              f"'records' are not supported: output is JSON Lines of records")
 
     def write_table(self, table: pa.Table, path: str) -> None:
+        data = jsonl_view(table)
+        if (self.write_kwargs or {}).get("force_ascii"):  # pandas' \uXXXX escapes
+            data = _ascii_json(bytes(data))
         with atomic_write(path, "wb") as fh:
-            fh.write(jsonl_view(table))
+            fh.write(data)
 
 
 @dataclass
@@ -116,9 +148,25 @@ class ParquetWriter(_Writer):
 
     name: str = "ParquetWriter"
     extension: ClassVar[str] = ".parquet"
+    write_keys: ClassVar[frozenset[str]] = frozenset({
+        "index", "engine", "compression", "compression_level", "row_group_size",
+        "use_dictionary", "write_statistics", "data_page_size", "version",
+        "use_byte_stream_split", "coerce_timestamps", "allow_truncated_timestamps"})
 
     def write_table(self, table: pa.Table, path: str) -> None:
-        import pyarrow.parquet as pq  # noqa: PLC0415
+        import pyarrow.parquet as pq
 
+        options = {k: v for k, v in (self.write_kwargs or {}).items()
+                   if k not in ("storage_options", "index", "engine")}
         with atomic_write(path, "wb") as fh:
-            pq.write_table(table, fh)
+            pq.write_table(table, fh, **options)
+
+
+def _ascii_json(data: bytes) -> bytes:
+    """JSON text with every non-ASCII character escaped (``\\u00e9``, surrogate pairs above
+    U+FFFF), as pandas' ``to_json(force_ascii=True)``; they occur only inside strings."""
+    import json
+    import re
+
+    text = data.decode("utf-8")
+    return re.sub(r"[^\x00-\x7f]+", lambda m: json.dumps(m.group())[1:-1], text).encode()

@@ -65,7 +65,7 @@ class ModelStage(ProcessingStage[DocumentBatch, DocumentBatch]):
     modality = "text"
     kind = "stage"
 
-    def __init__(self, model_identifier: str, *, model_inference_batch_size: int = 256,  # noqa: PLR0913
+    def __init__(self, model_identifier: str, *, model_inference_batch_size: int = 256,
                  max_tokens_per_batch: int | None = None, has_seq_order: bool = True,
                  padding_side: Literal["left", "right"] = "right", autocast: bool = True,
                  resources: Resources | None = None) -> None:
@@ -117,7 +117,7 @@ class ModelStage(ProcessingStage[DocumentBatch, DocumentBatch]):
     def teardown(self) -> None:
         self.model = None
         try:
-            import torch  # noqa: PLC0415
+            import torch
 
             if torch.cuda.is_available():
                 torch.cuda.empty_cache()
@@ -137,7 +137,7 @@ class ModelStage(ProcessingStage[DocumentBatch, DocumentBatch]):
 
     def run_model(self, ids: list[list[int]]) -> dict[str, list]:
         """Model outputs for token-id lists, by column (rows in the given order)."""
-        import torch  # noqa: PLC0415
+        import torch
 
         lengths = np.fromiter((len(r) for r in ids), np.int64, count=len(ids))
         collected: dict[str, list] = {}

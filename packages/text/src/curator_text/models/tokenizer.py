@@ -39,7 +39,7 @@ def load_tokenizer(path: str, **kwargs: Any) -> Any:
     """A transformers ``AutoTokenizer`` from a local directory (``local_files_only``; fast
     tokenizers preferred)."""
     try:
-        from transformers import AutoTokenizer  # noqa: PLC0415
+        from transformers import AutoTokenizer
     except ImportError as e:
         raise ImportError("model stages need transformers: install curator-text[embed]") from e
     return AutoTokenizer.from_pretrained(path, local_files_only=True, **kwargs)
@@ -68,7 +68,7 @@ class TokenizerStage(ProcessingStage[DocumentBatch, DocumentBatch]):
     modality = "text"
     kind = "stage"
 
-    def __init__(self, model_identifier: str | None = None, *, model_dir: str | None = None,  # noqa: PLR0913
+    def __init__(self, model_identifier: str | None = None, *, model_dir: str | None = None,
                  cache_dir: str | None = None, hf_token: str | None = None,
                  text_field: str = "text", max_chars: int | None = None,
                  max_seq_length: int | None = None,

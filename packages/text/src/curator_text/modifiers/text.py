@@ -19,8 +19,13 @@ __all__ = ["UnicodeReformatter", "QuotationUnifier", "NewlineNormalizer", "UrlRe
 # Python's ``\s`` (str.isspace) spelled out for RE2, whose ``\s`` is ASCII-only
 _NON_SPACE = ("[^\t\n\x0b\x0c\r\x1c-\x1f \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f"
               "\u205f\u3000]")
-URL_PATTERN = rf"(?i)https?://{_NON_SPACE}+|www\.{_NON_SPACE}+"
-"""NeMo Curator's URL pattern (``https?://\\S+|www\\.\\S+``, case-insensitive)."""
+_URL_CHAR = _NON_SPACE[:-1] + '<>"]'
+URL_PATTERN = rf"(?i)https?://{_URL_CHAR}+|www\.{_URL_CHAR}+"
+"""URLs as NeMo Curator's remover finds them (``https?://\\S+|www\\.\\S+``, any case),
+except that a URL ends at ``<``, ``>`` or ``"`` (characters a URL cannot hold): ``<bad>`` or
+``">`` right after a URL are text, not part of the URL."""
+NEMO_URL_PATTERN = rf"(?i)https?://{_NON_SPACE}+|www\.{_NON_SPACE}+"
+"""NeMo Curator's own remover pattern, up to the next whitespace whatever comes before it."""
 
 # NeMo Curator's UnicodeReformatter defaults (they differ from ftfy's own defaults)
 _NEMO_FTFY = {"unescape_html": "auto", "remove_terminal_escapes": True, "fix_encoding": True,
@@ -49,7 +54,7 @@ class UnicodeReformatter(DocumentModifier):
         self._fix = None
 
     def setup(self) -> None:
-        import ftfy  # noqa: PLC0415
+        import ftfy
 
         config = self._config or ftfy.TextFixerConfig(**self._options)
         self._fix = lambda t: ftfy.fix_text(t, config=config)
@@ -100,16 +105,20 @@ class NewlineNormalizer(DocumentModifier):
 
 
 class UrlRemover(DocumentModifier):
-    """Removes URLs (``http://``, ``https://`` and ``www.`` up to the next whitespace, any
-    letter case)."""
+    """Removes URLs (``http://``, ``https://`` and ``www.`` up to the next whitespace, ``<``,
+    ``>`` or ``"``; any letter case). ``url_regex``: another pattern (RE2 syntax), e.g.
+    :data:`NEMO_URL_PATTERN` for NeMo Curator's, which also removes ``<bad>`` after a URL."""
 
     vectorized = True
+
+    def __init__(self, url_regex: str | None = None) -> None:
+        self._pattern = url_regex or URL_PATTERN
 
     def modify_document(self, text: str) -> str:
         return self.modify_batch(pa.array([text], pa.string()))[0].as_py()
 
     def modify_batch(self, texts: pa.Array) -> pa.Array:
-        return pc.replace_substring_regex(texts, URL_PATTERN, "")
+        return pc.replace_substring_regex(texts, self._pattern, "")
 
 
 class LineRemover(DocumentModifier):

@@ -37,8 +37,8 @@ reports."""
 
 
 def _pattern_recognizers(language: str) -> list[Any]:
-    import tldextract  # noqa: PLC0415
-    from presidio_analyzer.predefined_recognizers import (  # noqa: PLC0415
+    import tldextract
+    from presidio_analyzer.predefined_recognizers import (
         CreditCardRecognizer,
         EmailRecognizer,
         IbanRecognizer,
@@ -65,8 +65,8 @@ def _pattern_recognizers(language: str) -> list[Any]:
 def _token_only_engine(language: str) -> Any:
     """A Presidio NLP engine on a blank spaCy tokenizer: tokens for context words, no NER, no
     model files."""
-    import spacy  # noqa: PLC0415
-    from presidio_analyzer.nlp_engine import NlpArtifacts, NlpEngine  # noqa: PLC0415
+    import spacy
+    from presidio_analyzer.nlp_engine import NlpArtifacts, NlpEngine
 
     class TokenOnlyNlpEngine(NlpEngine):
         def __init__(self) -> None:
@@ -86,7 +86,7 @@ def _token_only_engine(language: str) -> Any:
         def process_text(self, text: str, language: str) -> Any:
             return self._artifacts(self.nlp(text))
 
-        def process_batch(self, texts: Any, language: str, batch_size: int = 1,  # noqa: ARG002
+        def process_batch(self, texts: Any, language: str, batch_size: int = 1,
                           n_process: int = 1, **kwargs: Any) -> Any:
             texts = list(texts)
             for text, doc in zip(texts, self.nlp.pipe(texts), strict=True):
@@ -127,7 +127,7 @@ class PiiModifier(DocumentModifier):
         **kwargs: the action's options: new_value, chars_to_mask, masking_char, hash_type.
     """
 
-    def __init__(self, language: str = "en", supported_entities: list[str] | None = None,  # noqa: PLR0913
+    def __init__(self, language: str = "en", supported_entities: list[str] | None = None,
                  anonymize_action: str = "redact", batch_size: int = 2000,
                  device: str = "cpu", ner_model: str | None = None,
                  score_threshold: float = 0.0, **kwargs: Any) -> None:
@@ -166,14 +166,14 @@ class PiiModifier(DocumentModifier):
         if self._analyzer is not None:
             return
         try:
-            from presidio_analyzer import AnalyzerEngine, RecognizerRegistry  # noqa: PLC0415
-            from presidio_anonymizer import AnonymizerEngine  # noqa: PLC0415
+            from presidio_analyzer import AnalyzerEngine, RecognizerRegistry
+            from presidio_anonymizer import AnonymizerEngine
         except ImportError as e:
             raise ImportError("PiiModifier needs Presidio: install curator-text[pii]") from e
         recognizers = _pattern_recognizers(self.language)
         if self.ner_model:
-            from presidio_analyzer.nlp_engine import SpacyNlpEngine  # noqa: PLC0415
-            from presidio_analyzer.predefined_recognizers import SpacyRecognizer  # noqa: PLC0415
+            from presidio_analyzer.nlp_engine import SpacyNlpEngine
+            from presidio_analyzer.predefined_recognizers import SpacyRecognizer
 
             engine = SpacyNlpEngine(models=[{"lang_code": self.language,
                                              "model_name": self.ner_model}])
@@ -190,7 +190,7 @@ class PiiModifier(DocumentModifier):
         self._anonymizer = AnonymizerEngine()
 
     def _operators(self) -> dict[str, Any]:
-        from presidio_anonymizer.entities import OperatorConfig  # noqa: PLC0415
+        from presidio_anonymizer.entities import OperatorConfig
 
         kw = self.kwargs
         params = {"redact": {},
@@ -234,7 +234,7 @@ class PiiModifier(DocumentModifier):
 
 def _spacy_package(name: str) -> bool:
     try:
-        import spacy.util  # noqa: PLC0415
+        import spacy.util
 
         return bool(spacy.util.is_package(name))
     except ImportError:

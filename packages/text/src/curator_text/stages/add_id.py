@@ -42,8 +42,9 @@ class AddId(ProcessingStage[DocumentBatch, DocumentBatch]):
         table = task.to_pyarrow()
         if self.id_field in table.column_names:
             if not self.overwrite:
-                raise ValueError(f"{self.name}: column {self.id_field!r} already exists; set "
-                                 f"overwrite=True to replace it")
+                # NeMo Curator's message, which users' code matches
+                raise ValueError(f"Column '{self.id_field}' already exists. Set overwrite=True "
+                                 f"to replace it.")
             table = table.drop_columns([self.id_field])
         prefix = f"{self.id_prefix}_{task.task_id}" if self.id_prefix else task.task_id
         ids = pa.array([f"{prefix}_{i}" for i in range(self.start_index,

@@ -96,7 +96,7 @@ class DocumentJoiner(ProcessingStage[DocumentBatch, DocumentBatch]):
                    else "first" for c in df.columns if c != self.document_id_field}
             joined = df.groupby(self.document_id_field, as_index=False).agg(agg)
         else:
-            import pandas as pd  # noqa: PLC0415
+            import pandas as pd
 
             parts = [self._join_limited(g) for _, g in df.groupby(self.document_id_field)]
             joined = pd.concat(parts, ignore_index=True) if parts else df.iloc[0:0]

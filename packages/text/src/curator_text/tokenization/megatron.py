@@ -139,13 +139,9 @@ class MegatronTokenizerWriter(_Writer):
                             kind="filtered", record=row)
             col = col.filter(pc.invert(nulls))
         texts = col.cast(pa.string()).to_pylist()
-        prefix = self.output_file(task.task_id)
-        written: list[str] = []
-        n_tokens = 0
-        if self.writes_output:
-            _, n_tokens = write_indexed_dataset(prefix, self._token_batches(texts),
-                                                self.token_dtype)
-            written = [prefix + ".bin", prefix + ".idx"]
+        prefix = self.output_file(task.task_id, suffixes=(".bin", ".idx"))
+        _, n_tokens = write_indexed_dataset(prefix, self._token_batches(texts), self.token_dtype)
+        written = [prefix + ".bin", prefix + ".idx"]
         dtype = self.token_dtype
         return FileGroupTask(task_id=task.task_id, dataset_name=task.dataset_name, data=written,
                              metadata={**task.metadata, "format": "megatron",

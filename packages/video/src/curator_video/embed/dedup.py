@@ -37,10 +37,12 @@ class ClipSemanticDedupStage(ProcessingStage[VideoTask, VideoTask]):
     keep: str = "first"
     seed: int = 42
     batch_size: int = 1024
-    num_workers: int | None = 1
     name: str = "ClipSemanticDedupStage"
     modality: ClassVar[str] = "video"
     kind: ClassVar[str] = "deduplicator"
+
+    def num_workers(self) -> int:
+        return 1  # the dedup needs every clip of the run in one worker
 
     def __post_init__(self) -> None:
         coerce_numbers(self, "eps")

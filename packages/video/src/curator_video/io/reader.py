@@ -89,7 +89,7 @@ class VideoMetadataStage(ProcessingStage[FileGroupTask, VideoTask]):
         for i, path in enumerate(task.data):
             try:
                 meta = read_metadata(path)
-            except Exception as exc:  # noqa: BLE001 - any decoder error means a bad file
+            except Exception as exc:
                 self.reject(task, "unreadable video", record={"path": path}, error=exc,
                             source=path)
                 continue

@@ -9,7 +9,7 @@ from typing import Any, ClassVar
 from curator import FileGroupTask, ProcessingStage
 from curator.errors import ConfigError
 from curator.io import atomic_write
-from curator.output_dir import ManagedOutput, SaveMode, check_mode
+from curator.output_dir import DEFAULT_MODE, ManagedOutput, SaveMode, check_mode
 
 from curator_video.tasks import Clip, VideoTask
 
@@ -47,8 +47,11 @@ class ClipWriterStage(ManagedOutput, ProcessingStage[VideoTask, FileGroupTask]):
         write_embeddings: write clip embeddings (``.npy`` per clip, Parquet per video).
         generate_previews: write a JPEG thumbnail per clip (from its extracted frames).
         metadata_format: ``"json"``, ``"parquet"`` or ``"both"``.
-        mode: what to do when ``output_path`` holds another run's files: ``"error"`` (default),
-            ``"overwrite"``, ``"append"`` or ``"ignore"`` (see :mod:`curator.output_dir`).
+        mode: NeMo Curator's save modes: ``"ignore"`` (default: write into the directory,
+            replacing same-named files), ``"overwrite"`` (first delete the files earlier
+            Curator runs wrote there; other files stay), ``"append"`` (keep earlier files) or
+            ``"error"`` (refuse a directory holding other files); see
+            :mod:`curator.output_dir`.
     """
 
     output_path: str = ""
@@ -56,7 +59,7 @@ class ClipWriterStage(ManagedOutput, ProcessingStage[VideoTask, FileGroupTask]):
     write_embeddings: bool = True
     generate_previews: bool = False
     metadata_format: str = "both"
-    mode: SaveMode = "error"
+    mode: SaveMode = DEFAULT_MODE
     name: str = "ClipWriterStage"
     modality: ClassVar[str] = "video"
     kind: ClassVar[str] = "writer"
@@ -79,8 +82,7 @@ class ClipWriterStage(ManagedOutput, ProcessingStage[VideoTask, FileGroupTask]):
     def process(self, task: VideoTask) -> FileGroupTask:
         written: list[str] = []
         records = []
-        # mode="ignore" and output_path held another run's files: write nothing
-        for clip in task.data.clips if self.writes_output else []:
+        for clip in task.data.clips:
             rec = clip_record(task, clip)
             if self.write_clips and clip.encoded_data:
                 written.append(self._write(f"clips/{clip.uuid}.mp4", clip.encoded_data))
@@ -96,7 +98,7 @@ class ClipWriterStage(ManagedOutput, ProcessingStage[VideoTask, FileGroupTask]):
         if records and self.metadata_format in ("parquet", "both"):
             written.append(self._write(f"metadata/{task.task_id}.parquet", _parquet(records)))
         embedded = [c for c in task.data.clips if c.embedding is not None]
-        if self.write_embeddings and embedded and self.writes_output:
+        if self.write_embeddings and embedded:
             written.append(self._write(f"{EMBEDDINGS_PARQUET}/{task.task_id}.parquet",
                                        _embedding_parquet(embedded)))
         out = task.derive(written, cls=FileGroupTask)

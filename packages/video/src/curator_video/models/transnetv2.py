@@ -148,7 +148,7 @@ class TransNetV2(nn.Module):
         D: width of the dense layer.
     """
 
-    def __init__(self, F: int = 16, L: int = 3, S: int = 2, D: int = 1024):  # noqa: N803
+    def __init__(self, F: int = 16, L: int = 3, S: int = 2, D: int = 1024):
         super().__init__()
         self.SDDCNN = nn.ModuleList(
             [StackedDDCNNV2(3 if i == 0 else F * 2 ** (i - 1) * 4, S, F * 2 ** i)

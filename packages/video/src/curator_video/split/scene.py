@@ -39,7 +39,7 @@ def decode_all_frames(stage: ProcessingStage, task: VideoTask, size: tuple[int, 
             frames = read_frames(reader, list(range(len(reader))), batch_frames)
             fps = float(reader.get_avg_fps())
         fps = fps or video.metadata.fps
-    except Exception as exc:  # noqa: BLE001 - a decoder error means a bad file
+    except Exception as exc:
         stage.reject(task, "undecodable video", record={"path": video.input_path},
                      error=exc, source=video.input_path)
         return None

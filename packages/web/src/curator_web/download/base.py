@@ -21,6 +21,7 @@ from typing import Any
 import pyarrow as pa
 from curator import CompositeStage, FileGroupTask, ProcessingStage, Resources
 from curator.errors import ConfigError
+from curator.params import init_signature, typed_new
 from curator.stages.lifecycle import ensure_setup
 from curator.tasks import EmptyTask, stable_id
 from curator_text.tasks import DocumentBatch
@@ -37,6 +38,8 @@ log = logging.getLogger(__name__)
 class URLGenerator(ABC):
     """Lists the URLs (or local paths) of the files to download."""
 
+    __new__, __signature__ = typed_new, init_signature  # types checked as in specs
+
     @abstractmethod
     def generate_urls(self) -> list[str]:
         """The URLs, in a deterministic order."""
@@ -50,10 +53,28 @@ class LocalFilesUrlGenerator(URLGenerator):
         self.file_extensions = file_extensions
 
     def generate_urls(self) -> list[str]:
-        from curator.io import expand_paths  # noqa: PLC0415
+        from curator.io import expand_paths
 
         paths = [self.file_paths] if isinstance(self.file_paths, str) else list(self.file_paths)
-        return expand_paths([_local_path(p) for p in paths], self.file_extensions)
+        paths = [_local_path(p) for p in paths]
+        local_dirs = [p for p in paths if "://" not in p and os.path.isdir(p)]
+        found = [f for d in local_dirs for f in _walk(d, self.file_extensions)]
+        rest = [p for p in paths if p not in local_dirs]
+        if rest or not found:
+            found += expand_paths(rest or paths, self.file_extensions)
+        return sorted(set(found))
+
+
+def _walk(directory: str, extensions: list[str] | None) -> list[str]:
+    """The files under a local directory, following symbolic links (to files and to
+    directories), hidden files left out."""
+    out = []
+    for root, dirs, files in os.walk(directory, followlinks=True):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        out += [os.path.join(root, f) for f in files if not f.startswith(".")
+                and (not extensions or f.endswith(tuple(extensions)))
+                and os.path.isfile(os.path.join(root, f))]
+    return out
 
 
 class DocumentDownloader(ABC):
@@ -63,6 +84,8 @@ class DocumentDownloader(ABC):
     checks the size and places the file atomically; local paths and ``file://`` URLs are used
     where they are, without a copy. Override :meth:`_download_to_path` for another transport.
     """
+
+    __new__, __signature__ = typed_new, init_signature  # types checked as in specs
 
     def __init__(self, download_dir: str, verbose: bool = False, retries: int = 3,
                  timeout: float = 60.0) -> None:
@@ -108,17 +131,28 @@ class DocumentDownloader(ABC):
 class _Reporting:
     """Rejected-record and skip bookkeeping shared by iterators and extractors."""
 
+    __new__, __signature__ = typed_new, init_signature  # types checked as in specs
+
     def reject(self, reason: str, *, error: BaseException | str | None = None,
                **record: Any) -> None:
         """Report a malformed record (with where it was: file, offset, url …)."""
         self.__dict__.setdefault("_rejected", []).append((reason, error, record))
 
-    def skip(self, reason: str, n: int = 1) -> None:
-        """Count a record skipped by design (wrong type, not HTML, no text …)."""
+    def skip(self, reason: str, n: int = 1, **where: Any) -> None:
+        """Count a record skipped by design (wrong type, not HTML, no text …); ``where``
+        (offset, url …) is kept so the record can be found again."""
         self.__dict__.setdefault("_skipped", Counter())[reason] += n
+        if where:
+            self.__dict__.setdefault("_skipped_at", []).append({"reason": reason, **where})
 
-    def _drain(self) -> tuple[list[tuple[str, Any, dict]], Counter]:
-        return self.__dict__.pop("_rejected", []), self.__dict__.pop("_skipped", Counter())
+    def _mark(self) -> int:
+        """How many records this part has reported so far (to tell whether a call did)."""
+        return len(self.__dict__.get("_rejected", ())) + sum(
+            self.__dict__.get("_skipped", Counter()).values())
+
+    def _drain(self) -> tuple[list[tuple[str, Any, dict]], Counter, list[dict]]:
+        return (self.__dict__.pop("_rejected", []), self.__dict__.pop("_skipped", Counter()),
+                self.__dict__.pop("_skipped_at", []))
 
 
 class DocumentIterator(_Reporting, ABC):
@@ -207,7 +241,9 @@ class DocumentIterateExtractStage(ProcessingStage[FileGroupTask, DocumentBatch])
     """Iterates each file's raw records and extracts documents into one DocumentBatch.
 
     Malformed records go to the rejected sink with their file and offset; records skipped by
-    design are counted in ``metadata["skipped_records"]`` (reason -> count).
+    design are counted in ``metadata["skipped_records"]`` (reason -> count), each record once
+    under its own reason; those the extractor skipped are listed with their file and offset in
+    ``metadata["skipped_at"]``.
 
     Parameters:
         iterator / extractor: the leaf classes (``extractor=None``: the records are documents).
@@ -249,6 +285,7 @@ class DocumentIterateExtractStage(ProcessingStage[FileGroupTask, DocumentBatch])
         extractor = copy.copy(self.extractor)
         rows: list[dict[str, Any]] = []
         skipped: Counter = Counter()
+        skipped_at: list[dict[str, Any]] = []
         for path in task.data:
             n = 0
             try:
@@ -262,17 +299,18 @@ class DocumentIterateExtractStage(ProcessingStage[FileGroupTask, DocumentBatch])
                         doc[self.filename_col] = os.path.basename(path)
                     rows.append(doc)
                     n += 1
-            except Exception as exc:  # noqa: BLE001 - an unreadable file is reported, run goes on
+            except Exception as exc:
                 self.reject(task, "file could not be read", error=exc, source=path, kind="file",
                             record={"file": path})
-            skipped += self._collect(task, path, iterator)
+            skipped += self._collect(task, path, iterator, skipped_at)
             if extractor is not None:
-                skipped += self._collect(task, path, extractor)
+                skipped += self._collect(task, path, extractor, skipped_at)
         cols = self.outputs()[1]
         table = (pa.Table.from_pylist(rows) if rows
                  else pa.table({c: pa.array([], pa.string()) for c in cols}))
         out = task.derive(table, cls=DocumentBatch)
         out.metadata["skipped_records"] = dict(skipped)
+        out.metadata["skipped_at"] = skipped_at
         if skipped:
             log.info("%s: %s skipped %s", self.name, task.task_id, dict(skipped))
         return out
@@ -281,22 +319,25 @@ class DocumentIterateExtractStage(ProcessingStage[FileGroupTask, DocumentBatch])
                  extractor: DocumentExtractor | None) -> dict[str, Any] | None:
         if extractor is None:
             return record
+        where = {k: record[k] for k in ("url", "warc_id", "offset", "id", "title")
+                 if k in record}
+        mark = extractor._mark()
         try:
             doc = extractor.extract(record)
-        except Exception as exc:  # noqa: BLE001 - one bad record must not stop the file
-            where = {k: record[k] for k in ("url", "warc_id", "offset", "id", "title")
-                     if k in record}
+        except Exception as exc:
             self.reject(task, "extraction failed", error=exc, source=path,
                         record={"file": path, **where})
             return None
-        if doc is None:
-            extractor.skip("no text extracted")
+        if doc is None and extractor._mark() == mark:  # counted once: its own reason first
+            extractor.skip("no text extracted", **where)
         return doc
 
-    def _collect(self, task: FileGroupTask, path: str, part: _Reporting) -> Counter:
-        rejected, skipped = part._drain()
+    def _collect(self, task: FileGroupTask, path: str, part: _Reporting,
+                 skipped_at: list[dict[str, Any]]) -> Counter:
+        rejected, skipped, at = part._drain()
         for reason, error, record in rejected:
             self.reject(task, reason, error=error, source=path, record={"file": path, **record})
+        skipped_at.extend({"file": path, **w} for w in at)
         return skipped
 
 

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Run NeMo Curator's own unit tests (8 files) against Curator through the import shim.
+# Usage: compat/run_nemo_tests.sh /path/to/NVIDIA-NeMo-Curator-git-dir [pytest args...]
+# The git dir may be bare (from `fetch`); tests are read at commit $NEMO_COMMIT into a temp dir.
+set -euo pipefail
+repo="${1:?usage: $0 NEMO_GIT_DIR [pytest args]}"; shift
+commit="${NEMO_COMMIT:-1e2e4275e}"
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(dirname "$here")"
+files=(
+  tests/stages/text/modules/test_filters.py
+  tests/stages/text/modules/test_modifiers.py
+  tests/stages/text/modules/test_add_id.py
+  tests/stages/text/filters/fasttext/test_fasttext_filters.py
+  tests/stages/common/test_base.py
+  tests/stages/common/test_function_decorators.py
+  tests/tasks/test_tasks.py
+  tests/pipelines/test_pipelines.py
+)
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+for f in "${files[@]}"; do
+  mkdir -p "$tmp/$(dirname "$f")"
+  git -C "$repo" show "$commit:$f" > "$tmp/$f"
+done
+# test data the tests read from NeMo's source tree
+mkdir -p "$tmp/nemo_curator/utils"
+git -C "$repo" show "$commit:nemo_curator/utils/code_meta.csv" > "$tmp/nemo_curator/utils/code_meta.csv"
+# GPU, Xenna-backend and Ray Serve tests are out of scope: deselect by marker and by name.
+cat > "$tmp/conftest.py" <<'PY'
+import pytest
+
+def pytest_configure(config):
+    for m in ("gpu", "xenna", "ray", "serve"):
+        config.addinivalue_line("markers", f"{m}: NeMo marker")
+
+def pytest_collection_modifyitems(config, items):
+    keep, drop = [], []
+    for item in items:
+        names = {m.name for m in item.iter_markers()}
+        text = item.nodeid.lower()
+        if names & {"gpu", "serve"} or "xenna" in text or "gpu" in text:
+            drop.append(item)
+        else:
+            keep.append(item)
+    items[:] = keep
+    config.hook.pytest_deselected(items=drop)
+PY
+touch "$tmp/pytest.ini"
+cd "$tmp"
+set +e
+PYTHONPATH="$here/nemo_shim" "$root/.venv/bin/python" -m pytest -q -rA -p no:randomly \
+  -p no:cacheprovider --rootdir "$tmp" "$@" "${files[@]}" > "$tmp/out.txt" 2>&1
+tail -n "${TAIL:-60}" "$tmp/out.txt"
+# -rA lines are "OUTCOME tests/..."; captured log lines also start with "ERROR ", so match the path
+count() { grep -c "^$1 \(\[[0-9]*\] \)\?tests/" "$tmp/out.txt"; }
+passed=$(count PASSED); failed=$(count FAILED); errors=$(count ERROR); skipped=$(count SKIPPED)
+ran=$((passed + failed + errors))
+echo "NeMo unit tests through the shim: $passed passed of $ran run" \
+     "($failed failed, $errors errors, $skipped skipped; GPU/Xenna/Serve deselected):" \
+     "$(( ran ? 100 * passed / ran : 0 ))%"
