@@ -126,17 +126,17 @@ def test_unmapped_names_are_reported_and_kept() -> None:
     src = textwrap.dedent('''\
         from nemo_curator.stages.text.filters import WordCountFilter, NoSuchFilter
         if True:
-            from nemo_curator.utils.merge_file_prefixes import merge_file_prefixes
+            from nemo_curator.utils.no_such_module import NoSuchHelper
         ''')
     res = migrate_source(src, "script.py")
     assert res.text.splitlines() == [
         "from curator_text import WordCountFilter",
         "from nemo_curator.stages.text.filters import NoSuchFilter",
         "if True:",
-        "    from nemo_curator.utils.merge_file_prefixes import merge_file_prefixes"]
+        "    from nemo_curator.utils.no_such_module import NoSuchHelper"]
     assert [str(u) for u in res.unmapped] == [
         "script.py:1: nemo_curator.stages.text.filters.NoSuchFilter",
-        "script.py:3: nemo_curator.utils.merge_file_prefixes.merge_file_prefixes"]
+        "script.py:3: nemo_curator.utils.no_such_module.NoSuchHelper"]
 
 
 def test_cli_writes_in_place_dry_run_diffs_and_reports(tmp_path, capsys) -> None:
@@ -157,3 +157,19 @@ def test_cli_writes_in_place_dry_run_diffs_and_reports(tmp_path, capsys) -> None
                           capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stderr
     assert script.read_text() == "from curator import Pipeline\n"
+
+
+def test_names_curator_does_not_offer_are_reported_with_the_reason() -> None:
+    src = ("from nemo_curator.models.client.llm_client import GenerationConfig\n"
+           "from nemo_curator.stages.synthetic.nemotron_cc.nemotron_cc import "
+           "KnowledgeListPostProcessingStage\n"
+           "from nemo_curator.utils import prompts\n")
+    res = migrate_source(src, "s.py")
+    assert res.text == src  # kept, so the script fails loudly at that import
+    assert [str(u) for u in res.unmapped] == [
+        "s.py:1: nemo_curator.models.client.llm_client.GenerationConfig (LLM clients are not "
+        "offered: Curator calls no LLM endpoint)",
+        "s.py:2: nemo_curator.stages.synthetic.nemotron_cc.nemotron_cc."
+        "KnowledgeListPostProcessingStage (synthetic data generation (LLM stages) is not offered)",
+        "s.py:3: nemo_curator.utils.prompts (LLM prompt templates are not offered (no LLM "
+        "stages))"]

@@ -5,7 +5,6 @@ is read unless the user opts in with ``trust_pickles`` / ``--trust-pickles``."""
 from __future__ import annotations
 
 import json
-import os
 import pickle
 import subprocess
 import sys
@@ -19,20 +18,7 @@ from curator.errors import ConfigError
 from curator.task_files import load_task, save_task
 
 from tests.core.executors.stages import make_partitions
-
-
-@dataclass
-class FailWhile(ProcessingStage):
-    """Raises for ``victim`` while the file ``broken`` exists; otherwise adds 1 to each record."""
-
-    broken: str = ""
-    victim: str = "part001"
-    name: str = "FailWhile"
-
-    def process(self, task: Task) -> Task:
-        if task.task_id == self.victim and os.path.exists(self.broken):
-            raise OSError(28, "No space left on device")
-        return task.derive([x + 1 for x in task.data])
+from tests.core.test_nothing_lost import FailWhile
 
 
 @dataclass

@@ -108,3 +108,16 @@ def test_processing_stage_keeps_metadata_of_a_rebuilt_batch() -> None:
     assert [t.to_pyarrow()["n"].to_pylist() for t in out] == [[2]]
     assert out[0].metadata["source_files"] == ["in.jsonl"]
     assert out[0].task_id == "t0"  # the executor named the new batch after its input
+
+
+def test_the_pandas_view_of_an_arrow_batch_is_true_when_it_has_rows() -> None:
+    # NeMo's docs (synthetic/multilingual_qa) test ``if result.data:`` on a reader's batch.
+    full = DocumentBatch("t", "d", pa.table({"text": ["a", "b"]}))
+    empty = DocumentBatch("e", "d", pa.table({"text": pa.array([], pa.string())}))
+    assert full.data and not empty.data
+    view = full.data
+    view["n"] = [1, 2]  # still a DataFrame that edits in place, and pickles
+    assert isinstance(view, pd.DataFrame) and full.to_pyarrow()["n"].to_pylist() == [1, 2]
+    assert type(view[view["n"] > 1]) is pd.DataFrame  # derived frames are plain ones
+    back = pickle.loads(pickle.dumps(full))
+    assert back.to_pandas().equals(view) and back.data

@@ -5,27 +5,13 @@ anything is touched."""
 
 from __future__ import annotations
 
-import importlib.util
 import os
-import sys
 
 import pytest
 from curator.output_dir import OutputDirError
 from curator_image import ImageEmbeddingStage, ImageReaderStage, ImageSemanticDeduplicationWorkflow
 
-EXAMPLES = os.path.join(os.path.dirname(__file__), "..", "..", "..", "examples", "image")
-
-
-def _load(name):
-    sys.path.insert(0, EXAMPLES)
-    try:
-        spec = importlib.util.spec_from_file_location(f"image_example_rerun_{name}",
-                                                      os.path.join(EXAMPLES, f"{name}.py"))
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        return module
-    finally:
-        sys.path.remove(EXAMPLES)
+from tests.image.test_examples import _load
 
 
 def _listing(folder) -> list[str]:

@@ -97,8 +97,6 @@ def test_top_ngram_ties_are_deterministic() -> None:
 def test_bad_parameters_raise() -> None:
     with pytest.raises(ValueError, match="position"):
         F.SubstringFilter("x", position="middle")
-    with pytest.raises(ValueError, match="language"):
-        F.GeneralCommentToCodeFilter("text/x-cobol")
 
 
 def test_fast_paths_match_python_on_ascii_and_unicode() -> None:

@@ -7,13 +7,13 @@ EXPORTS: dict[str, frozenset[str]] = {
     'curator': frozenset({
         'AmbiguousNameError', 'BaseExecutor', 'CompositeStage', 'ConfigError', 'CuratorError',
         'EMPTY_TASK', 'EmptyTask', 'FileGroupTask', 'FilterStage', 'FunctionStage',
-        'LocalExecutor', 'ManagedOutput', 'OutputDirError', 'OutputDirLockedError', 'Pipeline',
-        'PipelineFailedError', 'PipelineValidationError', 'PluginConflictError', 'PluginError',
-        'ProcessingStage', 'RayActorPoolExecutor', 'RayClient', 'RayDataExecutor',
+        'LocalExecutor', 'ManagedOutput', 'NodeInfo', 'OutputDirError', 'OutputDirLockedError',
+        'Pipeline', 'PipelineFailedError', 'PipelineValidationError', 'PluginConflictError',
+        'PluginError', 'ProcessingStage', 'RayActorPoolExecutor', 'RayClient', 'RayDataExecutor',
         'RejectedRecord', 'RejectedSink', 'Resources', 'RunContext', 'RunResult', 'RunStats',
         'SlurmRayClient', 'StageIO', 'StagePerf', 'StageStats', 'Task', 'UnknownNameError',
-        'XennaExecutor', '__version__', 'ensure_setup', 'get_stage_class', 'hookimpl', 'hookspec',
-        'processing_stage', 'release_stage', 'stable_id'
+        'WorkerMetadata', 'XennaExecutor', '__version__', 'ensure_setup', 'get_stage_class',
+        'hookimpl', 'hookspec', 'processing_stage', 'release_stage', 'stable_id'
     }),
     'curator.dedup': frozenset({
         'CURATOR_DEDUP_ID_STR', 'DeduplicationResult', 'DeduplicationWorkflow',
@@ -137,7 +137,7 @@ EXPORTS: dict[str, frozenset[str]] = {
     }),
     'curator_text.tokenization': frozenset({
         'DTYPE_CODES', 'INDEX_HEADER', 'MegatronTokenizerWriter', 'TokenizerStage',
-        'write_indexed_dataset'
+        'merge_file_prefixes', 'write_indexed_dataset'
     }),
     'curator_video': frozenset({
         'CaptionGenerationStage', 'Clip', 'ClipAestheticFilterStage', 'ClipEmbedder',

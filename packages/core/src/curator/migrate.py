@@ -28,7 +28,7 @@ from pathlib import Path
 
 from curator._migrate_exports import EXPORTS
 
-__all__ = ["MODULE_RULES", "RENAMES", "Unmapped", "MigrateResult", "resolve_name",
+__all__ = ["MODULE_RULES", "RENAMES", "NOT_OFFERED", "not_offered", "Unmapped", "MigrateResult", "resolve_name",
            "resolve_module", "migrate_source", "migrate_paths", "current_exports", "exports", "add_arguments", "run", "main"]
 
 _CORE = ("curator", "curator.stages", "curator.dedup", "curator.utils", "curator.tasks")
@@ -72,6 +72,15 @@ RENAMES: dict[str, tuple[str, str]] = {
 
 _ALL_MODULES = tuple(dict.fromkeys(m for _, mods in MODULE_RULES for m in mods))
 
+NOT_OFFERED: dict[str, str] = {
+    # NeMo module prefix -> why Curator has no counterpart (docs/migrating-from-nemo-curator.md)
+    "nemo_curator.models.client": "LLM clients are not offered: Curator calls no LLM endpoint",
+    "nemo_curator.stages.synthetic": "synthetic data generation (LLM stages) is not offered",
+    "nemo_curator.utils.prompts": "LLM prompt templates are not offered (no LLM stages)",
+    "nemo_curator.utils.decoder_utils": "NeMo's video decoding internals; curator_video decodes "
+                                        "on its own",
+}
+
 
 @dataclass(frozen=True)
 class Unmapped:
@@ -80,9 +89,11 @@ class Unmapped:
     path: str
     line: int
     name: str
+    reason: str = ""
 
     def __str__(self) -> str:
-        return f"{self.path}:{self.line}: {self.name}"
+        why = f" ({self.reason})" if self.reason else ""
+        return f"{self.path}:{self.line}: {self.name}{why}"
 
 
 @dataclass
@@ -125,6 +136,12 @@ def resolve_name(nemo_module: str, name: str) -> tuple[str, str] | None:
         if name in table.get(mod, ()):
             return mod, name
     return None
+
+
+def not_offered(name: str) -> str:
+    """Why the NeMo name (dotted) has no Curator counterpart by design, else ``""``."""
+    return next((why for prefix, why in NOT_OFFERED.items()
+                 if name == prefix or name.startswith(prefix + ".")), "")
 
 
 def resolve_module(nemo_module: str) -> str | None:
@@ -182,7 +199,7 @@ class _Rewriter:
                            sep.join(statements)))
 
     def miss(self, line: int, name: str) -> None:
-        self.unmapped.append(Unmapped(self.path, line, name))
+        self.unmapped.append(Unmapped(self.path, line, name, not_offered(name)))
 
     def indent_of(self, node: ast.AST) -> str:
         line = self.lines[node.lineno - 1]

@@ -29,7 +29,8 @@ class DocumentBatch(Task["pa.Table | pd.DataFrame"]):
     a pandas DataFrame on the first read of ``batch.data``, built then and cached; from then on
     that frame is the batch's data, so in-place edits (``batch.data["n"] = ...``) count. Curator's
     own stages read :meth:`to_pyarrow` and never build a DataFrame. A list of dicts or a dict of
-    columns is accepted too and stored as Arrow.
+    columns is accepted too and stored as Arrow. That view is true when it has rows (``if
+    batch.data:``), as the Arrow table NeMo Curator's readers hold.
     """
 
     def __post_init__(self) -> None:
@@ -53,7 +54,10 @@ class DocumentBatch(Task["pa.Table | pd.DataFrame"]):
             return d["_frame"]
         if _builtin_caller():
             return d["_table"]
-        d["_frame"] = d["_table"].to_pandas()  # the user's view; it is the data from now on
+        from curator_text._frame import DocumentFrame
+
+        # the user's view; it is the data from now on
+        d["_frame"] = DocumentFrame(d["_table"].to_pandas(), copy=False)
         d["_table"] = None
         return d["_frame"]
 

@@ -62,6 +62,19 @@ def _parse_snapshot(value: str, what: str) -> tuple[int, int]:
     return int(m.group(1)), int(m.group(2))
 
 
+
+def _listed_urls(data_prefix: str, folders: list[str], limit: int | None) -> list[str]:
+    """The WARC URLs that each folder's ``warc.paths.gz`` lists, in order, at most ``limit``."""
+    urls: list[str] = []
+    for folder in folders:
+        listing = read_url(f"{data_prefix}/{folder}/warc.paths.gz")
+        for line in gzip.decompress(listing).decode().splitlines():
+            if line.strip():
+                urls.append(f"{data_prefix}/{line.strip()}")
+            if limit is not None and len(urls) >= limit:
+                return urls
+    return urls
+
 class MainCommonCrawlUrlGenerator(URLGenerator):
     """The WARC URLs of the main-crawl snapshots from ``start_snapshot_str`` to
     ``end_snapshot_str`` (``"YYYY-WW"``, both included), read from the snapshot list at
@@ -87,15 +100,8 @@ class MainCommonCrawlUrlGenerator(URLGenerator):
         return sorted(keep)
 
     def generate_urls(self) -> list[str]:
-        urls: list[str] = []
-        for snap in self.snapshots():
-            listing = read_url(f"{self.data_prefix}/crawl-data/{snap}/warc.paths.gz")
-            for line in gzip.decompress(listing).decode().splitlines():
-                if line.strip():
-                    urls.append(f"{self.data_prefix}/{line.strip()}")
-                if self.limit is not None and len(urls) >= self.limit:
-                    return urls
-        return urls
+        return _listed_urls(self.data_prefix, [f"crawl-data/{s}" for s in self.snapshots()],
+                            self.limit)
 
 
 _MONTH = re.compile(r"^(\d{4})-(\d{2})$")
@@ -133,15 +139,8 @@ class NewsCommonCrawlUrlGenerator(URLGenerator):
         return out
 
     def generate_urls(self) -> list[str]:
-        urls: list[str] = []
-        for month in self.months():
-            listing = read_url(f"{self.data_prefix}/crawl-data/CC-NEWS/{month}/warc.paths.gz")
-            for line in gzip.decompress(listing).decode().splitlines():
-                if line.strip():
-                    urls.append(f"{self.data_prefix}/{line.strip()}")
-                if self.limit is not None and len(urls) >= self.limit:
-                    return urls
-        return urls
+        return _listed_urls(self.data_prefix, [f"crawl-data/CC-NEWS/{m}" for m in self.months()],
+                            self.limit)
 
 
 class CommonCrawlWARCDownloader(DocumentDownloader):

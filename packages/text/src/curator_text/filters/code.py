@@ -91,14 +91,19 @@ class GeneralCommentToCodeFilter(_Range):
     """Like :class:`PythonCommentToCodeFilter` for a ``language`` given as a MIME type (C, C++,
     Java, JavaScript, Go, Ruby, shell, HTML/XML, Python, SQL). The score counts the comment
     texts without their markers (``//``, ``/* */``, ``#``, ``<!-- -->``) joined by spaces, as
-    NeMo Curator's ``comment_parser`` does; markers inside string literals are not comments."""
+    NeMo Curator's ``comment_parser`` does; markers inside string literals are not comments.
+    Another MIME type (``text/x-asm``) warns when the filter is built and scores every document
+    9999, so all are filtered out with that score, as in NeMo Curator."""
 
     def __init__(self, language: str, min_comment_to_code_ratio: float = 0.01,
                  max_comment_to_code_ratio: float = 0.85) -> None:
         super().__init__()
-        if language not in _COMMENTS and language not in _PYTHON_MIMES:
-            raise ConfigError(f"GeneralCommentToCodeFilter: unknown language {language!r}; "
-                              f"use one of {sorted([*_COMMENTS, *_PYTHON_MIMES])}")
+        self._known = language in _COMMENTS or language in _PYTHON_MIMES
+        if not self._known:  # NeMo Curator accepts it and drops every document (score 9999)
+            warnings.warn(f"GeneralCommentToCodeFilter: no comment syntax for {language!r}; "
+                          "every document scores 9999 and is filtered out (as in NeMo Curator). "
+                          f"Use one of {sorted([*_COMMENTS, *_PYTHON_MIMES])} to score comments",
+                          UserWarning, stacklevel=2)
         self._language = language
         self._pattern = re.compile(_COMMENTS.get(language, ""))
         self._min, self._max = min_comment_to_code_ratio, max_comment_to_code_ratio
@@ -111,6 +116,8 @@ class GeneralCommentToCodeFilter(_Range):
                 for m in self._pattern.finditer(text) if any(g is not None for g in m.groups())]
 
     def score_document(self, text: str) -> float:
+        if not self._known:
+            return 9999.0  # NeMo Curator: comment_parser's UnsupportedError scores 9999
         if not text:
             return 0.0
         try:

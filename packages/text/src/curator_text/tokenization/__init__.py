@@ -8,6 +8,7 @@ from curator_text.tokenization.megatron import (
     MegatronTokenizerWriter,
     write_indexed_dataset,
 )
+from curator_text.tokenization.merge import merge_file_prefixes
 
 __all__ = ["TokenizerStage", "MegatronTokenizerWriter", "write_indexed_dataset", "INDEX_HEADER",
-           "DTYPE_CODES"]
+           "DTYPE_CODES", "merge_file_prefixes"]
