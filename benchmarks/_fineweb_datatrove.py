@@ -83,15 +83,20 @@ def decide(src: str, dst: str, block_dir: str | None = None) -> None:
         with open(dst, encoding="utf-8") as f:
             for r in map(json.loads, f):
                 done.setdefault((r["id"], r.get("h")), set()).update(r)
+                if "url" in r:
+                    done[(r["id"], r.get("h"), "url")] = r.get("url_of")
     with open(dst, "a", encoding="utf-8") as out:
         for doc in _docs(src):
             h = hashlib.blake2b(doc.text.encode(), digest_size=8).hexdigest()  # of the text
-            have = done.get((doc.id, h), set())
+            have = set(done.get((doc.id, h), set()))
+            if done.get((doc.id, h, "url")) != doc.metadata.get("url"):
+                have.discard("url")  # the URL decision is redone when the document's URL changed
             todo = {k: v for k, v in flts.items() if k not in have}
             if not todo and "words" in have:
                 continue
             original = doc.text
-            row = {"id": doc.id, "h": h, "words": len(split_into_words(original, "en"))}
+            row = {"id": doc.id, "h": h, "words": len(split_into_words(original, "en")),
+                   "url_of": doc.metadata.get("url")}
             for name, flt in todo.items():
                 doc.text = original
                 if name == "url" and not doc.metadata.get("url"):

@@ -67,7 +67,7 @@ def main() -> int:
     ap.add_argument("--cpus", type=int, default=4, help="logical CPUs of the Ray cluster")
     args = ap.parse_args()
 
-    from curator.executors.ray_client import RayClient
+    from curator.cluster.ray_client import RayClient
 
     ceiling = args.cpus / ((args.fast_ms + args.slow_ms) / 1000)
     print(f"{args.tasks} tasks, fast {args.fast_ms} ms, slow {args.slow_ms} ms, {args.cpus} "

@@ -177,9 +177,11 @@ class _Maker:
 
 
 def generate(directory: str, docs: int, files: int, *, fmt: str = "jsonl", seed: int = 1234,
-             words: np.ndarray | None = None) -> Labels:
+             words: np.ndarray | None = None, first_id: int = 0, first_file: int = 0) -> Labels:
     """Write ``docs`` documents as ``files`` files (``fmt``: jsonl or parquet) in ``directory``
-    plus ``labels.tsv``; returns the labels (ids, kinds, duplicate-group roots).
+    plus ``labels.tsv``; returns the labels (ids, kinds, duplicate-group roots). ``first_id`` /
+    ``first_file`` number a chunk of a bigger corpus made by several calls (ids and file names
+    are offset; copies come from the chunk's own documents).
 
     Memory is bounded: copies come from a reservoir of at most 20,000 earlier documents."""
     words = english_words() if words is None else words
@@ -212,13 +214,14 @@ def generate(directory: str, docs: int, files: int, *, fmt: str = "jsonl", seed:
                 text = maker.make(kind)
                 if kind == "normal" and len(fresh) < 20_000:
                     fresh.append((i, text))
-            ids.append(i)
+            ids.append(first_id + i)
             texts.append(text)
-        _write(os.path.join(directory, f"part-{f:05d}.{fmt}"), fmt, ids, texts)
+        _write(os.path.join(directory, f"part-{first_file + f:05d}.{fmt}"), fmt, ids, texts)
     with open(os.path.join(directory, "labels.tsv"), "w") as fh:
         fh.write("id\tkind\troot\n")
-        fh.writelines(f"{i}\t{k}\t{r}\n" for i, (k, r) in enumerate(zip(kinds, roots, strict=True)))
-    return np.arange(docs, dtype=np.int64), kinds, roots
+        fh.writelines(f"{first_id + i}\t{k}\t{first_id + r}\n"
+                      for i, (k, r) in enumerate(zip(kinds, roots, strict=True)))
+    return np.arange(first_id, first_id + docs, dtype=np.int64), kinds, roots + first_id
 
 
 def _write(path: str, fmt: str, ids: list[int], texts: list[str]) -> None:
@@ -246,18 +249,27 @@ def read_labels(directory: str) -> Labels:
             t.column("root").to_numpy())
 
 
-def _floor_one(args: tuple[str, str]) -> int:
+def _floor_one(args: tuple[str, str, int, int]) -> int:
+    """Parse + word count + write the lines of ``src`` that start in bytes ``[start, end)``
+    (``end`` -1: to the end; a compressed file is always read whole)."""
     import io
 
     import orjson
     import pyarrow as pa
 
-    src, dst = args
+    src, dst, start, end = args
     n = 0
     # compressed inputs (.zst, .gz) decompress as they stream; output is plain JSONL
     with io.BufferedReader(pa.input_stream(src, compression="detect")) as fin, \
             open(dst, "wb") as fout:
+        pos = 0
+        if start > 0:  # the line crossing ``start`` belongs to the previous range
+            fin.seek(start - 1)
+            pos = start - 1 + len(fin.readline())
         for line in fin:
+            if 0 <= end <= pos:
+                break
+            pos += len(line)
             row = orjson.loads(line)
             row["word_count"] = len(row["text"].split())
             fout.write(orjson.dumps(row))
@@ -266,13 +278,30 @@ def _floor_one(args: tuple[str, str]) -> int:
     return n
 
 
+def _floor_jobs(paths: list[str], out_dir: str, processes: int
+                ) -> list[tuple[str, str, int, int]]:
+    """The floor's work: uncompressed files split into byte ranges of about a quarter of each
+    process's share, so every process works whatever the layout (one big file included)."""
+    sizes = [os.path.getsize(p) for p in paths]
+    target = max(sum(sizes) // (4 * processes), 1 << 20)
+    jobs = []
+    for path, size in zip(paths, sizes, strict=True):
+        parts = 1 if path.endswith((".zst", ".gz", ".bz2")) else max(1, round(size / target))
+        bounds = [size * k // parts for k in range(parts)] + [-1]
+        name = os.path.basename(path)
+        jobs += [(path, os.path.join(out_dir, f"{name}.{k}" if parts > 1 else name),
+                  bounds[k], bounds[k + 1]) for k in range(parts)]
+    return jobs
+
+
 def io_floor(paths: list[str], out_dir: str, processes: int) -> tuple[int, float, int]:
     """The I/O floor: orjson parse + word count + write of every JSONL file in ``paths`` by
-    ``processes`` processes; returns (documents, seconds, peak RSS of those processes in bytes)."""
+    ``processes`` processes (big files split in line-aligned byte ranges, so all of them work);
+    returns (documents, seconds, peak RSS of those processes in bytes)."""
     from _rss import PeakRSS
 
     os.makedirs(out_dir, exist_ok=True)
-    jobs = [(p, os.path.join(out_dir, os.path.basename(p))) for p in paths]
+    jobs = _floor_jobs(paths, out_dir, processes)
     # fresh processes, started before the clock: their memory is the floor's own (a forked
     # child would count this process's pages), and no start-up is timed
     with ProcessPoolExecutor(processes, mp_context=get_context("spawn")) as pool:

@@ -166,7 +166,7 @@ def _run(name: str, inp: str, out: str, stage_processes: bool = False,
     import tracemalloc
 
     from curator.dedup import DeduplicationWorkflow, ExactDeduplicationWorkflow
-    from curator.executors.stats import process_peak_rss_mb
+    from curator.run.stats import process_peak_rss_mb
     from curator_text.dedup import FuzzyDeduplicationWorkflow
 
     cls = ExactDeduplicationWorkflow if name == "exact" else FuzzyDeduplicationWorkflow

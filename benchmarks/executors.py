@@ -220,7 +220,7 @@ def main() -> None:
     kinds = args.executors.split(",")
     client = None
     if any(k.startswith("ray") for k in kinds):
-        from curator.executors.ray_client import RayClient
+        from curator.cluster.ray_client import RayClient
 
         t0 = time.perf_counter()
         client = RayClient(num_cpus=os.cpu_count(), object_store_memory=300 * 2**20).start()

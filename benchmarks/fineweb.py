@@ -13,8 +13,11 @@ datatrove runs in its own virtual environment (never a Curator dependency), driv
 The documents (written under the output directory, never into the repository): the public
 article-extraction benchmark's pages (its ground-truth article bodies, and Trafilatura's
 extraction of each page's HTML in precision and recall modes), the realistic generated corpus of
-``benchmarks/corpus.py``, and generated documents aimed at each rejection reason (made from the
-real sentences) so that every reason fires on at least 50 documents. Results go to
+``benchmarks/corpus.py``, generated web pages with the repetition of web text (a site's
+boilerplate after every listing item or forum post, share lines and taglines extracted inline,
+navigation menus: :func:`web_pages`, :func:`news_pages`), and generated documents aimed at the
+other rejection reasons (made from the real sentences), so that every reason fires on at least
+50 documents. Results go to
 ``OUT/report.json`` (the disagreeing documents listed) and are printed.
 """
 
@@ -139,15 +142,6 @@ def targeted(sentences: list[str], seed: int = 7, per: int = 60,
         for _ in range(reps):
             body.insert(int(rng.integers(0, len(body))), phrase)
         docs["top_ngram"].append(" ".join(body))
-    docs["dup_ngram"] = []
-    for _ in range(12 * per):  # repeated characters between 9.5% and 17%: each n's band
-        body = para(12).split()
-        ratio = rng.uniform(0.095, 0.17)
-        seg_len = max(10, int(len(body) * ratio / (1 - ratio)))
-        start = int(rng.integers(0, max(1, len(body) - seg_len)))
-        seg = body[start:start + seg_len]
-        at = int(rng.integers(0, len(body)))
-        docs["dup_ngram"].append(" ".join(body[:at] + seg + body[at:]))
     docs["lorem"] = ["\n".join(sents(6) + ["Lorem ipsum dolor sit amet, consectetur."] + sents(2))
                      for _ in range(per)]
     docs["curly"] = ["\n".join(sents(6) + ["The template uses {name} as the placeholder."])
@@ -166,6 +160,92 @@ def targeted(sentences: list[str], seed: int = 7, per: int = 60,
     for kind, texts in docs.items():
         out += [{"id": f"t-{kind}-{i}", "text": t, "source": f"targeted:{kind}"}
                 for i, t in enumerate(texts)]
+    return out
+
+
+SITE_BOILERPLATE = (
+    "Add to cart. Free shipping on orders over $50 and free returns within 30 days.",
+    "Share this story on Facebook, Twitter or by email with your friends.",
+    "Sign up for our newsletter to get the latest news delivered to your inbox.",
+    "Reply Quote Report this post to a moderator",
+    "In stock and ready to ship within two business days from our warehouse.",
+    "Read more about this topic in our archive of related articles.",
+)
+MENU = ("Home", "News", "Sports", "Business", "Opinion", "Weather", "Contact us", "About",
+        "Shop", "Deals", "Login", "Register", "Forums", "Blog")
+
+
+def web_pages(sentences: list[str], n: int, seed: int = 19) -> list[dict]:
+    """Pages with the repetition web text has: a site's boilerplate sentence after each item of a
+    listing or each forum post, a share/newsletter line inside paragraphs, a navigation menu
+    extracted inline at the top and the bottom. The items and posts differ (names, prices,
+    dates), so lines and paragraphs are not repeated whole: the repeated n-grams are."""
+    rng = np.random.default_rng(seed)
+    words = [w.strip(".,;:!?\"'()") for s in sentences for w in s.split()]
+    names = np.array(sorted({w for w in words if len(w) > 3 and w.isalpha()}), dtype=object)
+    menu_words = np.array(MENU, dtype=object)
+
+    def sents(k: int) -> list[str]:
+        return [sentences[i] for i in rng.choice(len(sentences), k, replace=False)]
+
+    out = []
+    for i in range(n):
+        tail = SITE_BOILERPLATE[int(rng.integers(len(SITE_BOILERPLATE)))]
+        kind = ("listing", "forum", "article")[i % 3]
+        menu = " ".join(rng.choice(menu_words, int(rng.integers(5, 10)), replace=False))
+        items = int(rng.integers(2, 9))
+        if kind == "listing":
+            intro = " ".join(sents(int(rng.integers(3, 9))))
+            lines = [f"{menu} {intro}"]
+            for _ in range(items):
+                name = " ".join(rng.choice(names, int(rng.integers(2, 4)))).title()
+                desc = sents(1)[0]
+                lines.append(f"{name} - ${rng.integers(5, 500)}.{rng.integers(10, 99)}. {desc} "
+                             f"{tail}")
+            lines.append(" ".join(sents(int(rng.integers(1, 4)))) + f" {menu}")
+            text = "\n".join(lines)
+        elif kind == "forum":
+            posts = [f"{menu}\n" + " ".join(sents(int(rng.integers(3, 8))))]
+            for _ in range(items):
+                user = rng.choice(names).lower() + str(rng.integers(1, 99))
+                body = " ".join(sents(int(rng.integers(1, 4))))
+                posts.append(f"Posted by {user} on {rng.integers(1, 28)}/{rng.integers(1, 12)}"
+                             f"/20{rng.integers(10, 25)}: {body} {tail}")
+            text = "\n\n".join(posts)
+        else:
+            paras = []
+            for _ in range(items):
+                body = " ".join(sents(int(rng.integers(2, 6))))
+                paras.append(f"{body} {tail}" if rng.random() < 0.7 else body)
+            text = menu + "\n\n" + "\n\n".join(paras)
+        out.append({"id": f"w-{kind}-{i}", "text": text, "source": "generated-web"})
+    return out
+
+
+NEWS_TAGLINES = (
+    "Follow us on Twitter and Facebook for the latest breaking news and updates from our newsroom.",
+    "Subscribe today for unlimited digital access to award winning journalism and analysis.",
+    "This article is part of our coverage of the issues that matter most to our readers.",
+    "Download our mobile app to get breaking news alerts sent directly to your phone.",
+)
+
+
+def news_pages(sentences: list[str], n: int, seed: int = 23) -> list[dict]:
+    """Articles whose site tagline was extracted inline at the start of the first paragraph
+    and at the end of the last one (a header and a footer merged into the text): one repeated
+    sentence, from about 8% to 16% of the characters depending on the article's length."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for i in range(n):
+        tag = NEWS_TAGLINES[int(rng.integers(len(NEWS_TAGLINES)))]
+        target = len(tag.replace(" ", "")) / rng.uniform(0.08, 0.16)
+        body: list[str] = []
+        while 2 * len(tag) + sum(len(x) + 1 for x in body) < target:
+            body.append(sentences[int(rng.integers(len(sentences)))])
+        cut = max(1, len(body) // 2)
+        text = (f"{tag} " + " ".join(body[:cut]) + "\n\n" + " ".join(body[cut:]) + f" {tag}")
+        out.append({"id": f"w-news-{i}", "text": text, "source": "generated-web",
+                    "url": f"https://news{i % 97}.example.com/{i}"})
     return out
 
 
@@ -197,7 +277,7 @@ def block_lists(directory: str, rng: np.random.Generator, docs: list[dict], per:
 
 
 def build(out: str, real_repo: str | None, gen_docs: int, long_docs: int,
-          long_words: int) -> list[dict]:
+          long_words: int, web_docs: int = 2000, news_docs: int = 600) -> list[dict]:
     docs = real_pages(real_repo) if real_repo else []
     gen_dir = os.path.join(out, "generated")
     generate(gen_dir, gen_docs, 1)
@@ -205,8 +285,11 @@ def build(out: str, real_repo: str | None, gen_docs: int, long_docs: int,
         for line in f:
             d = json.loads(line)
             docs.append({"id": f"g-{d['id']}", "text": d["text"], "source": "generated"})
-    docs += targeted(_sentences(docs), long_docs=long_docs, long_words=long_words)
+    sentences = _sentences(docs)
+    docs += web_pages(sentences, web_docs)
+    docs += targeted(sentences, long_docs=long_docs, long_words=long_words)
     block_lists(os.path.join(out, "block_lists"), np.random.default_rng(3), docs)
+    docs += news_pages(sentences, news_docs)
     with open(os.path.join(out, "docs.jsonl"), "w", encoding="utf-8") as f:
         for d in docs:
             f.write(json.dumps(d) + "\n")
@@ -436,6 +519,10 @@ def main() -> int:
                     help="the python of a virtual environment with datatrove installed")
     ap.add_argument("--real-repo", help="git directory of scrapinghub/article-extraction-benchmark")
     ap.add_argument("--generated", type=int, default=6000, help="benchmarks/corpus.py documents")
+    ap.add_argument("--web-pages", type=int, default=2000,
+                    help="generated web pages with boilerplate repeated inside lines")
+    ap.add_argument("--news-pages", type=int, default=600,
+                    help="generated articles with their site's tagline at the top and bottom")
     ap.add_argument("--long-docs", type=int, default=60, help="long documents")
     ap.add_argument("--long-words", type=int, default=3500,
                     help="their words (over 100000 to exceed the default max_doc_words)")
@@ -455,7 +542,8 @@ def main() -> int:
         with open(os.path.join(args.out, "docs.jsonl"), encoding="utf-8") as f:
             docs = [json.loads(line) for line in f]
     else:
-        docs = build(args.out, args.real_repo, args.generated, args.long_docs, args.long_words)
+        docs = build(args.out, args.real_repo, args.generated, args.long_docs, args.long_words,
+                     args.web_pages, args.news_pages)
     print(f"{len(docs)} documents ({Counter(d['source'].split(':')[0] for d in docs)}) in "
           f"{time.perf_counter() - t0:.0f}s; load average {os.getloadavg()[0]:.1f}", flush=True)
     report: dict = {"command": " ".join(sys.argv)}

@@ -1,6 +1,7 @@
 """Text pipeline benchmark: docs/s, MB/s and peak RSS (all processes) for read → WordCount →
 NonAlphaNumeric → Urls → RepeatingTopNGrams → BoilerPlateString → write, against the I/O floor
-measured in the same run (orjson parse + word count + write by ``--floor-procs`` processes) and
+measured in the same run (orjson parse + word count + write by ``--floor-procs`` processes, a
+big file split in line-aligned byte ranges so that every process works, one file included) and
 the pipeline's own read → write.
 
     uv run python benchmarks/text.py [--corpus realistic|simple] [--docs 100000] [--files 8]
@@ -9,16 +10,20 @@ the pipeline's own read → write.
     uv run python benchmarks/text.py --docs 20000 --per-filter 10000   # each filter, one core
     uv run python benchmarks/text.py --stage-cpu 50000   # CPU per document of each stage, one thread
     uv run python benchmarks/text.py --plain --layout 1x259MB --repeat 3   # the user's plain code
+    uv run python benchmarks/text.py --first-run --layout 8x32MB --repeat 3  # kernels compiling
     uv run python benchmarks/text.py --plain --scale 1000000 --repeat 3 --data-dir /data/curator
+    uv run python benchmarks/text.py --scale 1000000 --dedup --data-dir /data/curator
 
 ``--plain`` calls the reader as NeMo Curator's docs show (``JsonlReader(path)``: no blocksize,
 no executor flags) and runs each pipeline run in a fresh process, so its peak (that process and
 its children) is what a user's script uses. ``--layout`` picks the files: 1x1GB, 1x259MB, 8x32MB,
 80x3MB (the realistic corpus; 1x259MB is its 100k documents in one file). ``--scale N``
 generates N documents once as zstd-compressed JSONL shards of 4,000 documents (~10 MB raw; a
-compressed file is read whole) under ``--data-dir`` (outside the repository; 1M documents take
-~0.8 GB there, 10M ~8 GB, plus the uncompressed output of one run, 2.4 / 24 GB, deleted after
-it) and runs on them.
+compressed file smaller than the 4 MiB block is one task; a bigger one is read in blocks of its
+decompressed bytes) under ``--data-dir`` (outside the repository; 1M documents take
+~0.95 GB there, 10M ~9.5 GB, plus the uncompressed output of one run, 2.4 / 24 GB, deleted after
+it; generated in parallel chunks of 1M, see benchmarks/scale.py) and runs on them. ``--dedup``
+runs fuzzy dedup on them instead (peak per phase, and what its cache holds on disk).
 
 ``--corpus realistic`` (default) is benchmarks/corpus.py: real English spans, log-normal lengths
 (median 350 words), normal/short/boilerplate/URL/repetitive/duplicate documents. ``--corpus
@@ -43,6 +48,7 @@ import psutil
 from _rss import PeakRSS
 from corpus import generate as generate_realistic
 from corpus import io_floor
+from scale import generate_scale, run_dedup
 from text_filters import per_filter
 
 WORDS = ("the of and to in is was for that on with as by at from his her it an were are which "
@@ -136,7 +142,6 @@ def kept_digest(out_dir: str) -> tuple[int, str]:
 
 LAYOUTS = {"1x1GB": (410_000, 1), "1x259MB": (100_000, 1), "8x32MB": (100_000, 8),
            "80x3MB": (100_000, 80)}
-SCALE_SHARD = 4_000
 
 
 def _plain_child(raw_dir: str, out_dir: str, filters: bool, conn) -> None:
@@ -177,27 +182,6 @@ def run_plain(raw_dir: str, out_dir: str, filters: bool, docs: int, mb: float) -
             "peak_rss_mb": round(rss.peak / 2**20), "kept": kept, "kept_digest": digest}
 
 
-def generate_scale(data_dir: str, docs: int) -> str:
-    """``docs`` realistic documents as zstd JSONL shards of SCALE_SHARD documents, made once."""
-    import pyarrow as pa
-
-    out = os.path.join(data_dir, f"scale_{docs}")
-    if os.path.exists(os.path.join(out, "DONE")):
-        return out
-    raw = out + ".tmp"
-    shutil.rmtree(raw, ignore_errors=True)
-    generate_realistic(raw, docs, max(1, docs // SCALE_SHARD))
-    os.makedirs(out, exist_ok=True)
-    for path in sorted(glob.glob(os.path.join(raw, "*.jsonl"))):
-        dst = os.path.join(out, os.path.basename(path) + ".zst")
-        with open(path, "rb") as src, pa.CompressedOutputStream(dst, "zstd") as fh:
-            shutil.copyfileobj(src, fh, 16 << 20)
-        os.remove(path)
-    shutil.rmtree(raw, ignore_errors=True)
-    open(os.path.join(out, "DONE"), "w").close()
-    return out
-
-
 def run_one(raw_dir: str, out_dir: str, filters: bool, args: argparse.Namespace,
             docs: int, mb: float) -> dict:
     if args.plain:
@@ -216,6 +200,36 @@ def run_one(raw_dir: str, out_dir: str, filters: bool, args: argparse.Namespace,
     return {"pipeline": pipe.name, "wall_s": round(wall, 2), "docs_per_s": round(docs / wall),
             "mb_per_s": round(mb / wall, 1), "peak_rss_mb": round(rss.peak / 2**20),
             "kept": kept, "kept_digest": digest}
+
+
+def first_run(raw: str, workdir: str, docs: int, mb: float, repeat: int) -> None:
+    """The plain pipeline on a machine that never compiled the text kernels (a fresh, empty
+    ``NUMBA_CACHE_DIR``: the first run compiles them) against the run after it (loads them from
+    that cache), each in a fresh process, ``repeat`` pairs; prints each ratio and the median."""
+    import tempfile
+
+    ratios, before = [], os.environ.get("NUMBA_CACHE_DIR")
+    out = os.path.join(workdir, "out_first_run")
+    try:
+        for _ in range(repeat):
+            cache = tempfile.mkdtemp(prefix="numba-first-run-")
+            os.environ["NUMBA_CACHE_DIR"] = cache  # inherited by the spawned child
+            first = run_plain(raw, out, True, docs, mb)
+            second = run_plain(raw, out, True, docs, mb)
+            shutil.rmtree(cache, ignore_errors=True)
+            ratios.append(first["wall_s"] / second["wall_s"])
+            print(json.dumps({"first_s": first["wall_s"], "second_s": second["wall_s"],
+                              "ratio": round(ratios[-1], 2), "load": os.getloadavg()[0]}),
+                  flush=True)
+    finally:
+        if before is None:
+            os.environ.pop("NUMBA_CACHE_DIR", None)
+        else:
+            os.environ["NUMBA_CACHE_DIR"] = before
+        shutil.rmtree(out, ignore_errors=True)
+    print(f"first run / second run: median {sorted(ratios)[len(ratios) // 2]:.2f} "
+          f"({' '.join(f'{r:.2f}' for r in ratios)}); load average "
+          f"{' '.join(f'{x:.1f}' for x in os.getloadavg())}")
 
 
 def stage_cpu(raw: str, docs: int, repeat: int = 5) -> None:
@@ -289,8 +303,14 @@ def main() -> int:
     ap.add_argument("--data-dir", default=os.path.join(os.path.expanduser("~"), ".cache",
                                                        "curator-bench"),
                     help="where --scale data is generated once (outside the repository)")
+    ap.add_argument("--dedup", action="store_true",
+                    help="with --scale: run fuzzy dedup (FuzzyDeduplicationWorkflow, defaults, "
+                         "local executor) on the corpus instead of the filters")
     ap.add_argument("--per-filter", type=int, default=0, metavar="DOCS",
                     help="only time each filter alone on one core on DOCS documents (e.g. 10000)")
+    ap.add_argument("--first-run", action="store_true",
+                    help="only the plain pipeline with an empty numba cache (compiling the "
+                         "kernels) against the next run (loading them), --repeat pairs")
     ap.add_argument("--stage-cpu", type=int, default=0, metavar="DOCS",
                     help="only the CPU per document of each stage in one thread, on DOCS "
                          "documents (e.g. 50000)")
@@ -304,6 +324,12 @@ def main() -> int:
     raw = os.path.join(args.workdir, f"raw_{args.corpus}_{args.docs}_{args.files}")
     if args.scale:
         raw = generate_scale(args.data_dir, args.scale)
+        if args.dedup:
+            print(f"fuzzy dedup, {args.scale} docs; load average "
+                  f"{' '.join(f'{x:.1f}' for x in os.getloadavg())}", flush=True)
+            print(json.dumps(run_dedup(raw, args.workdir)), flush=True)
+            print(f"load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
+            return 0
     elif not os.path.isdir(raw):
         print(f"generating {args.docs} docs in {raw} …", flush=True)
         # in a child process: the generator's memory must not count in the peaks measured here
@@ -320,6 +346,9 @@ def main() -> int:
         return 0
     inputs = sorted(glob.glob(os.path.join(raw, "*.jsonl*")))
     mb = sum(os.path.getsize(p) for p in inputs) / 1e6
+    if args.first_run:
+        first_run(raw, args.workdir, args.docs, mb, args.repeat)
+        return 0
     print(f"corpus: {args.corpus}, {args.docs} docs, {mb:.0f} MB, {args.files} files; executor "
           f"{args.executor}; {psutil.cpu_count()} cpus; load average "
           f"{' '.join(f'{x:.1f}' for x in os.getloadavg())}", flush=True)

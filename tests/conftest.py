@@ -32,7 +32,7 @@ os.environ.setdefault("RAY_ENABLE_UV_RUN_RUNTIME_ENV", "0")  # workers use this 
 @pytest.fixture(scope="session")
 def ray_cluster():
     """A real local Ray cluster shared by all Ray tests of the session (see module docstring)."""
-    from curator.executors.ray_client import RayClient
+    from curator.cluster.ray_client import RayClient
 
     client = RayClient(num_cpus=2, object_store_memory=200 * 1024**2, timeout_s=120)
     client.start()

@@ -50,5 +50,6 @@ if __name__ == "__main__":
     make_data()
     result = build().run(rejected_dir=os.path.join(DATA, "rejected"), raise_on_failure=False)
     print(f"wrote {sum(t.metadata.get('num_records', 0) for t in result)} records to "
-          f"{os.path.join(DATA, 'output')}; rejected: {result.rejected.counts}")
+          f"{os.path.join(DATA, 'output')}; rejected: "
+          + (", ".join(f"{n} by {s}" for s, n in result.rejected.counts.items()) or "none"))
     sys.exit(0 if result.ok else 1)

@@ -39,7 +39,8 @@ def main(root: str = os.path.join(HERE, "data"), out: str = os.path.join(HERE, "
         eps=1e-4, n_clusters=4)
     result = workflow.run(rejected_dir=os.path.join(out, "rejected"))
     print(f"{result.n_images} images after filters, {len(result.removed)} duplicates removed, "
-          f"{len(result.output_files)} files in {out}/dataset; rejected: {result.rejected_counts}")
+          f"{len(result.output_files)} files in {out}/dataset; rejected: "
+          + (", ".join(f"{n} by {s}" for s, n in result.rejected_counts.items()) or "none"))
     return result
 
 

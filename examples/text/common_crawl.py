@@ -125,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
                                        id_field="warc_id", perform_removal=True).run()
     groups = sum(dedup.group_sizes.values())
     print(f"\nextracted and kept {kept} English pages; exact dedup found {dedup.num_duplicates} "
-          f"duplicates in {groups} groups and removed {dedup.num_removed or 0} "
+          f"duplicates in {groups} group{'s' * (groups != 1)} and removed {dedup.num_removed or 0} "
           f"({time.perf_counter() - start:.1f}s); deduplicated JSONL in {dedup.output_path}")
     return 0 if result.ok else 1
 

@@ -107,7 +107,8 @@ def main(argv: list[str] | None = None) -> int:
     elapsed = time.perf_counter() - start
     kept = sum(t.metadata.get("num_rows", 0) for t in result)
     print(f"\nkept {kept} stories in {len(result)} files under {out} ({elapsed:.1f}s)")
-    print(f"rejected: {dict(result.rejected.counts)}")
+    print("rejected: "
+          + (", ".join(f"{n} by {s}" for s, n in result.rejected.counts.items()) or "none"))
     return 0 if result.ok else 1
 
 

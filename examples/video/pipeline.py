@@ -57,7 +57,8 @@ def main() -> None:
                                            raise_on_failure=False)
     files = [f for t in result for f in t.data]
     print(f"{len(result)} videos, {sum(f.endswith('.mp4') for f in files)} clips written to "
-          f"{args.output}/dataset; rejected: {result.rejected.counts}")
+          f"{args.output}/dataset; rejected: "
+          + (", ".join(f"{n} by {s}" for s, n in result.rejected.counts.items()) or "none"))
     sys.exit(0 if result.ok else 1)
 
 

@@ -63,10 +63,13 @@ stages:
 """)
     assert main(["run", str(spec), "--set", "stages.Numbers.count=6",
                  "--rejected-dir", str(tmp_path / "rej")]) == 0
-    assert "nums: 4 output tasks, 0 rejected" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "nums: 4 output tasks, 0 rejected" in err
+    # a run names its stages on one line; the full description is --dry-run's
+    assert "running 'nums': Numbers -> KeepAbove" in err and "Stage 1:" not in err
     assert main(["run", str(spec), "--dry-run"]) == 0
     err = capsys.readouterr().err
-    assert "2 stages" in err or "Stages: 2" in err  # Pipeline.describe(), NeMo's layout or ours
+    assert "Stages: 2" in err and "Stage 1: Numbers" in err  # Pipeline.describe(), NeMo's layout
 
 
 def test_run_bad_parameter_is_a_configuration_error(reg, tmp_path, capsys):
@@ -164,7 +167,7 @@ def _curator(*args: str, cwd: Path = ROOT, env: dict | None = None) -> subproces
 def _readme_run_lines() -> list[str]:
     text = (ROOT / "README.md").read_text()
     return [line.strip() for line in text.splitlines()
-            if line.strip().startswith("uv run curator run examples/")]
+            if re.match(r"uv run curator run (-\S+ )*examples/", line.strip())]
 
 
 def test_readme_curator_run_lines_build_on_the_shipped_specs(capsys):

@@ -448,7 +448,8 @@ def test_ctrl_c_stops_cleanly(tmp_path):
 def test_progress_reporter_prints_per_stage_counts():
     import io
 
-    from curator.executors.stats import ProgressReporter, RunStats
+    from curator.run.progress import ProgressReporter
+    from curator.run.stats import RunStats
 
     stats = RunStats.for_stages(["A", "B"], executor="local")
     stats.record(0, tasks_in=3, tasks_out=2)

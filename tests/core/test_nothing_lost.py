@@ -162,7 +162,7 @@ def test_tabular_task_is_kept_as_parquet_and_replayed_from_memory_too(tmp_path):
 
 
 def test_sink_entries_for_the_same_stage_and_task_never_overwrite(tmp_path):
-    from curator.rejected import RejectedRecord, RejectedSink
+    from curator.run.sink import RejectedRecord, RejectedSink
 
     sink = RejectedSink(str(tmp_path))
     rec = RejectedRecord("S", "bad", task_id="t")

@@ -17,11 +17,6 @@ from curator_text.dedup.components import (
 )
 
 
-@pytest.fixture(autouse=True)
-def _quiet(monkeypatch):
-    monkeypatch.setenv("CURATOR_SUMMARY", "0")
-
-
 def _expected(a: np.ndarray, b: np.ndarray) -> dict[int, int]:
     nodes, roots = connected_components(a, b)
     return {int(n): int(r) for n, r in zip(nodes, roots, strict=True) if n != r}

@@ -16,11 +16,6 @@ from curator.dedup.hashing import hash_column
 from tests.dedup.corpus import expected_removed, make_corpus, write_parts
 
 
-@pytest.fixture(autouse=True)
-def _quiet(monkeypatch):
-    monkeypatch.setenv("CURATOR_SUMMARY", "0")
-
-
 def _exact_expected(texts, ids):
     first: dict[str, int] = {}
     root = [first.setdefault(t, i) for i, t in enumerate(texts)]

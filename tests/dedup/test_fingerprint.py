@@ -20,11 +20,6 @@ from curator_text.dedup import FuzzyDeduplicationWorkflow
 from tests.dedup.corpus import expected_removed, make_corpus, write_parts
 
 
-@pytest.fixture(autouse=True)
-def _quiet(monkeypatch):
-    monkeypatch.setenv("CURATOR_SUMMARY", "0")
-
-
 def _ids(result) -> set[str]:
     return set(pq.read_table(result.duplicates_path).column("id").to_pylist())
 

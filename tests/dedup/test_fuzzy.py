@@ -17,17 +17,7 @@ from curator_text.dedup.minhash import (
     shingle_hashes,
 )
 
-from tests.dedup.corpus import expected_removed, make_corpus, write_parts
-
-
-@pytest.fixture(autouse=True)
-def _quiet(monkeypatch):
-    monkeypatch.setenv("CURATOR_SUMMARY", "0")
-
-
-@pytest.fixture(scope="module")
-def corpus():
-    return make_corpus()
+from tests.dedup.corpus import expected_removed, write_parts
 
 
 def test_finds_planted_near_duplicates_without_false_positives(tmp_path, corpus) -> None:

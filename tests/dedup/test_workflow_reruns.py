@@ -24,11 +24,6 @@ from tests.dedup.corpus import make_corpus, write_parts
 from tests.e2e.slowfs import ROOT, sitecustomize
 
 
-@pytest.fixture(autouse=True)
-def _quiet(monkeypatch):
-    monkeypatch.setenv("CURATOR_SUMMARY", "0")
-
-
 def _text_input(folder: Path) -> list[str]:
     texts, _ = make_corpus(n_orig=60, n_exact=5, n_near=3, n_short=2)
     return write_parts(texts, folder, 3)

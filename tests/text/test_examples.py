@@ -26,6 +26,7 @@ def test_python_example_runs(tmp_path, monkeypatch, capsys) -> None:
     assert mod.main(["--docs", "400", "--workdir", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "kept" in out
+    assert "rejected: 2 by JsonlReader.read" in out and "{" not in out  # words, not a dict repr
     rows = [json.loads(x) for f in glob.glob(str(tmp_path / "curated" / "*.jsonl"))
             for x in open(f)]
     assert rows and all(len(r["text"].split()) >= 80 for r in rows)

@@ -21,3 +21,15 @@ def test_an_output_overlapping_the_download_directory_is_refused(tmp_path, where
         Pipeline("p", stages=[stage, JsonlWriter(path=str(out), mode="overwrite")]).run(
             summary=False)
     assert sorted(p.name for p in tmp_path.rglob("*")) == ["earlier-download.txt", "raw"]
+
+
+def test_an_output_inside_the_users_warc_folder_is_refused(tmp_path):
+    from curator_web.common_crawl import CommonCrawlDownloadExtractStage
+
+    warcs = tmp_path / "warcs"
+    warcs.mkdir()
+    (warcs / "mine.warc.gz").write_bytes(b"")
+    stage = CommonCrawlDownloadExtractStage(warc_paths=str(warcs))
+    with pytest.raises(OutputDirError, match=r"the input path .*file_paths"):
+        Pipeline("p", stages=[stage, JsonlWriter(path=str(warcs / "out"))]).run(summary=False)
+    assert sorted(p.name for p in warcs.iterdir()) == ["mine.warc.gz"]

@@ -54,7 +54,7 @@ def test_same_records_and_stats_on_every_executor(executor, tmp_path):
 @pytest.mark.parametrize("executor", EXECUTORS, indirect=True)
 def test_source_stage_skips_partitions_done_in_checkpoint(executor, tmp_path):
     ckpt, out = tmp_path / "ckpt", tmp_path / "out"
-    from curator.checkpoint import CheckpointStore
+    from curator.run.tracker import CheckpointStore
 
     store = CheckpointStore(str(ckpt))
     for part in ("part000", "part003"):

@@ -38,12 +38,13 @@ def test_chain_runs_every_stage_and_reports_each_batch():
         s.setup()
     group = StageGroup(0, stages)  # a batch stage inside a chain gets what the chain has
     reports = list(run_chain(group, make_partitions(2, per=4), max_retries=1, worker="w"))
-    by_stage = [[i for i, _ in reports].count(k) for k in range(3)]
+    by_stage = [[o.index for o in reports].count(k) for k in range(3)]
     assert by_stage == [2, 1, 4]  # one per task; SplitInTwo: one batch of 2; 4 halves
-    failed = [o for i, o in reports if o.failed is not None]
-    assert [o.inputs[0].task_id for o in failed] == ["part001_0", "part001_1"]
+    failed = [o for o in reports if o.failed is not None]
+    assert [o.failed_task.task_id for o in failed] == ["part001_0", "part001_1"]
+    assert [[tid for _, tid in o.consumed] for o in failed] == [["part001_0"], ["part001_1"]]
     assert all(o.retries == 1 for o in failed)
-    outputs = [t for i, o in reports if i == 2 for t in o.call.outputs]
+    outputs = [t for o in reports if o.index == 2 for t in o.call.outputs]
     assert sorted(x for t in outputs for x in t.data) == [0, 1, 4, 9]
 
 

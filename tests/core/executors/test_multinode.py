@@ -39,7 +39,7 @@ def _free_port() -> int:
 @pytest.fixture(scope="module")
 def cluster():
     """``{"address", "temp_dir"}`` of a running two-node cluster."""
-    from curator.executors.ray_client import end_processes, session_processes
+    from curator.cluster.ray_client import end_processes, session_processes
 
     temp_dir = tempfile.mkdtemp(prefix="cmn", dir="/tmp")  # short: Ray's socket paths
     port = _free_port()
@@ -88,7 +88,7 @@ def test_join_via_ray_address_and_address_and_stop_leaves_the_cluster_up(cluster
     assert all(not i["owns"] and i["nodes"] == 2 and i["gpus"] == 2 for i in info)
     # the second join found the cluster up: stop() after the first only disconnected
     assert not any(i["connected_after_stop"] for i in info)
-    from curator.executors.ray_client import session_processes
+    from curator.cluster.ray_client import session_processes
 
     names = {p.name() for p in session_processes(cluster["temp_dir"])}
     assert {"gcs_server", "raylet"} <= names  # still running after both drivers left
@@ -99,7 +99,7 @@ def test_a_join_without_the_token_names_authentication_as_the_cause(cluster, tmp
     env["HOME"] = str(tmp_path)  # no ~/.ray/auth_token either
     code = textwrap.dedent(f"""
         from curator import RayClient
-        from curator.executors.ray_client import RayStartError
+        from curator.cluster.ray_client import RayStartError
         try:
             RayClient(address="{cluster["address"]}", timeout_s=120).start()
         except RayStartError as exc:
@@ -245,7 +245,7 @@ def test_ray_data_ignore_head_node_keeps_work_on_the_other_nodes(cluster, tmp_pa
     info = _driver(PIPELINE.replace("PARTS", "4") + """
     import ray
     from curator import RayDataExecutor
-    from curator.executors.ray_client import RayClient
+    from curator.cluster.ray_client import RayClient
     res = {"config": run(RayDataExecutor(config={"ignore_head_node": True}), "out_cfg/"),
            "kwarg": run(RayDataExecutor(ignore_head_node=True), "out_kw/")}
     ray.init()

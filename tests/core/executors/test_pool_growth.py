@@ -54,16 +54,26 @@ def test_pool_without_max_workers_keeps_its_size(ray_cluster):
     assert len({t.data["pid"] for t in result}) == 1
 
 
+class _Clock:
+    """The controller's clock, moved by the test (a loaded machine cannot skew utilisation)."""
+
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
 def _controller(limits, free, needs=None):
     from curator.executors.ray_actor_pool import PoolController
 
     return PoolController(limits, needs or [(1.0, 0.0)] * len(limits), interval_s=0.0,
-                          free=lambda: free)
+                          free=lambda: free, clock=_Clock())
 
 
 def _measured(control, busy_per_actor, running):
     """Book one call per actor with ``busy_per_actor[k]`` of pool k's wall time busy."""
-    time.sleep(0.02)
+    control.clock.now += 0.02
     for k, (u, n) in enumerate(zip(busy_per_actor, running, strict=True)):
         for _ in range(n):
             control.book(k, u * 0.02)
@@ -158,15 +168,22 @@ def test_ray_data_pool_may_grow_to_max_workers(ray_cluster):
 
 
 def test_pool_limits_fixed_by_default_configured_or_autoscaled():
-    from curator.executors.ray_common import pool_limits
+    from curator.executors.ray_data import RayDataExecutor
+    from curator.executors.sizing import pool_bounds
 
-    stages = [SlowPid()]
-    assert pool_limits({}, stages, 2, 0.5, 0.0, 4.0, 0.0) == (2, 2)  # a fixed pool
-    assert pool_limits({"max_workers": {"SlowPid": 5}}, stages, 2, 0.5, 0.0, 4.0, 0.0) == (2, 5)
-    assert pool_limits({"min_workers": 1}, stages, 2, 0.5, 0.0, 4.0, 0.0) == (1, 2)
-    assert pool_limits({"autoscale": True}, stages, 2, 0.5, 0.0, 4.0, 0.0) == (1, 8)  # 4 / 0.5
+    def pool_limits(config, size, cpus_each, gpus_each, cpus, gpus):
+        """The planner's bounds of a pool of SlowPid under ``config``."""
+        ex = RayDataExecutor(config)
+        demand = ex.demand(ex.groups([SlowPid()])[0])
+        return pool_bounds(size, demand.min_workers, demand.max_workers, ex.cfg.autoscale,
+                           cpus_each, gpus_each, cpus, gpus)
+
+    assert pool_limits({}, 2, 0.5, 0.0, 4.0, 0.0) == (2, 2)  # a fixed pool
+    assert pool_limits({"max_workers": {"SlowPid": 5}}, 2, 0.5, 0.0, 4.0, 0.0) == (2, 5)
+    assert pool_limits({"min_workers": 1}, 2, 0.5, 0.0, 4.0, 0.0) == (1, 2)
+    assert pool_limits({"autoscale": True}, 2, 0.5, 0.0, 4.0, 0.0) == (1, 8)  # 4 / 0.5
     # GPUs bound it too: 0.25 of a GPU each on 1 GPU
-    assert pool_limits({"autoscale": True}, stages, 1, 0.5, 0.25, 4.0, 1.0) == (1, 4)
+    assert pool_limits({"autoscale": True}, 1, 0.5, 0.25, 4.0, 1.0) == (1, 4)
 
 
 def test_ray_data_autoscale_plans_actor_pools_from_one_to_what_the_cluster_holds():

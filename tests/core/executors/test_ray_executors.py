@@ -152,7 +152,7 @@ def test_executor_by_name_starts_and_stops_its_own_cluster():
     code = textwrap.dedent("""
         import json
         from curator import Pipeline
-        from curator.executors.ray_client import _ray_descendants
+        from curator.cluster.ray_client import _ray_descendants
         from tests.core.executors.stages import Numbers, Square
         result = Pipeline("own", stages=[Numbers(n=3), Square()]).run(
             "ray_data", summary=False, num_cpus=2, object_store_memory=100 * 1024**2)
@@ -201,7 +201,7 @@ def test_source_is_listed_window_by_window(ray_cluster, kind):
 
     StreamedNumbers.yielded.clear()
     ex = make_executor(kind)
-    ex.config["source_window"] = 2
+    ex.cfg.source_window = 2
     result = Pipeline("windows", stages=[StreamedNumbers(n=6, chunk=2), Stamp(), Square()]).run(
         ex, summary=False)
     assert sorted(t.task_id for t in result) == [f"part{i:03d}" for i in range(6)]

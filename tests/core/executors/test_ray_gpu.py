@@ -93,7 +93,7 @@ CASES = {
 @pytest.mark.parametrize("executor", ["ray_data", "ray_actor_pool"])
 def test_gpu_stage_runs_on_the_gpu(executor: str, case: str, ray_cluster) -> None:
     import ray
-    from curator.executors.gpu_sizing import smallest_gpu_memory_gb
+    from curator.cluster.gpu_sizing import smallest_gpu_memory_gb
     from curator.executors.sizing import workers_alone
 
     gpus = float(ray.cluster_resources().get("GPU", 0.0))

@@ -26,7 +26,7 @@ from tests.core.executors.test_multinode import ENV, RAY, _driver, _free_port
 def cluster():
     """``{"address"}`` of a running two-node cluster (1 CPU each; the second has the custom
     resource ``node2``), its head with a dashboard for Xenna's use of Ray's state API."""
-    from curator.executors.ray_client import end_processes, session_processes
+    from curator.cluster.ray_client import end_processes, session_processes
 
     temp_dir = tempfile.mkdtemp(prefix="cson", dir="/tmp")  # short: Ray's socket paths
     port = _free_port()

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 from curator import Pipeline, ProcessingStage, Resources, Task
-from curator.checkpoint import CheckpointStore
+from curator.run.tracker import CheckpointStore
 from curator.task_files import load_task
 
 from tests.core.executors.stages import (
@@ -272,7 +272,7 @@ def test_registered_by_name():
 CLUSTER_ERRORS = """
 import json, sys
 from curator import Resources
-from curator.executors.ray_client import RayClient, RayStartError
+from curator.cluster.ray_client import RayClient, RayStartError
 from curator.executors.xenna import XennaExecutor
 from tests.core.executors.test_xenna import pipeline
 

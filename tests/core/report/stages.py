@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from curator import ProcessingStage, Task
-from curator.executors.stats import ScoreSketch
+from curator.run.stats import ScoreSketch
 
 from tests.core.executors.stages import make_partitions
 

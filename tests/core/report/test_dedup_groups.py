@@ -18,8 +18,8 @@ from curator.dedup import (
     SemanticDeduplicationStage,
     SemanticDeduplicationWorkflow,
 )
-from curator.executors.stats import DEDUP_GROUP_SIZES
 from curator.report import group_size_bars, report_schema
+from curator.run.stats import DEDUP_GROUP_SIZES
 
 from tests.core.report.test_html_report import CHROMIUM, _assert_offline, _chromium
 

@@ -120,7 +120,7 @@ def test_analyze_writes_histograms_with_thresholds(tmp_path):
 
 
 # ---- what the plots say (issue 36) -----------------------------------------------------------
-from curator.executors.stats import RunStats, reason_cause  # noqa: E402
+from curator.run.stats import RunStats, reason_cause  # noqa: E402
 from curator.stages.file_partitioning import FilePartitioningStage  # noqa: E402
 
 from tests.core.report.stages import ReadNumbers, WriteNumbers  # noqa: E402

@@ -78,7 +78,7 @@ def test_write_report_refuses_unknown_suffix_and_newer_schema(tmp_path):
 
 def test_score_sketch_merges_exactly_and_bins_close_to_numpy():
     import numpy as np
-    from curator.executors.stats import ScoreSketch
+    from curator.run.stats import ScoreSketch
 
     rng = np.random.default_rng(0)
     a, b = rng.normal(3, 2, 5000), rng.normal(-1, 0.5, 3000)

@@ -13,15 +13,15 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from curator import EMPTY_TASK, LocalExecutor, Pipeline, processing_stage
-from curator.checkpoint import CheckpointStore
 from curator.errors import ConfigError
+from curator.run.tracker import CheckpointStore
 from curator.stages.file_partitioning import (
     BLOCK_INDEX_KEY,
     BLOCK_SIZE_KEY,
     DEFAULT_BLOCK_SIZE,
     block_task_id,
 )
-from curator_text import JsonlReader, JsonlReaderStage, JsonlWriter, ParquetReader
+from curator_text import JsonlReader, JsonlWriter, ParquetReader
 from curator_text.io.partitioning import (
     BYTE_RANGE_KEY,
     ROW_GROUPS_KEY,
@@ -29,29 +29,13 @@ from curator_text.io.partitioning import (
     RowGroupPartitioningStage,
 )
 
-BAD = b'{"id": 4, "text": "broken \xc3\xa9'
+from tests.text.io.blocks import BAD, read_rows, tricky_lines
 
 
 def _tricky_file(path) -> list[dict]:
-    """Lines with multi-byte characters, CRLF endings, a blank line, a malformed line and no
-    trailing newline; returns the good rows in order."""
-    rows = [{"id": 0, "text": "plain"}, {"id": 1, "text": "ünïcödé ✓ 😀 δέλτα"},
-            {"id": 2, "text": "crlf line"}, {"id": 3, "text": "€€€€€€€€"},
-            {"id": 5, "text": "after the bad line 😀"}, {"id": 6, "text": "last, no newline"}]
-    enc = [json.dumps(r, ensure_ascii=False).encode() for r in rows]
-    data = (enc[0] + b"\n" + enc[1] + b"\n" + enc[2] + b"\r\n\n" + enc[3] + b"\n" + BAD + b"\n"
-            + enc[4] + b"\r\n" + enc[5])
+    data, rows = tricky_lines()
     path.write_bytes(data)
     return rows
-
-
-def _read_all(tasks) -> tuple[list[dict], list]:
-    stage = JsonlReaderStage()
-    rows: list[dict] = []
-    for t in tasks:
-        table = stage.process(t).to_pyarrow()
-        rows += table.select(["id", "text"]).to_pylist() if table.num_rows else []
-    return rows, stage.drain_rejected()
 
 
 def test_every_line_read_once_for_every_block_size(tmp_path) -> None:
@@ -61,7 +45,7 @@ def test_every_line_read_once_for_every_block_size(tmp_path) -> None:
     for blocksize in range(1, size + 2):  # every boundary position, multi-byte ones included
         tasks = ByteRangePartitioningStage(file_paths=str(path),
                                            blocksize=blocksize).process(EMPTY_TASK)
-        got, rejected = _read_all(tasks)
+        got, rejected = read_rows(tasks)
         assert got == rows, blocksize
         assert [r.record["text"].encode() for r in rejected] == [BAD.decode().encode()], blocksize
 
@@ -106,7 +90,7 @@ def test_big_file_split_by_default_and_with_files_per_partition(tmp_path) -> Non
     # files_per_partition still groups the small files; the big one is never in a group
     assert [t.data for t in grouped if BYTE_RANGE_KEY not in t.metadata] == [
         [str(d / "a.jsonl"), str(d / "b.jsonl")], [str(d / "c.jsonl")]]
-    got, rejected = _read_all(plain)
+    got, rejected = read_rows(plain)
     assert not rejected and len(got) == n + 3 and len({r["id"] for r in got}) == n + 1
 
 

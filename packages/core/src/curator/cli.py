@@ -14,9 +14,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from curator.errors import ConfigError, CuratorError
-from curator.executors.base import env_flag
 from curator.plugins import Registry, RegistryEntry, get_registry
 from curator.plugins.kinds import KIND_NAMES
+from curator.run.context import env_flag
 
 __all__ = ["main", "build_parser"]
 
@@ -155,10 +155,11 @@ def cmd_run(args: argparse.Namespace, registry: Registry) -> int:
             opts[key] = getattr(args, key)
     if args.quiet:
         opts.update(progress=False, summary=False)
-    else:
-        print(pipeline.describe(), file=sys.stderr)
     if args.dry_run:
+        print(pipeline.describe(), file=sys.stderr)
         return 0
+    if not args.quiet:
+        print(_plan_line(pipeline), file=sys.stderr)
     summary = opts.pop("summary", None)
     summary = summary if summary is not None else env_flag("CURATOR_SUMMARY") is not False
     opts["raise_on_failure"] = False  # failed tasks: report written, exit status 1
@@ -173,6 +174,19 @@ def cmd_run(args: argparse.Namespace, registry: Registry) -> int:
     return _report(pipeline.name, result, args.spec, args.prepare)
 
 
+def _plan_line(pipeline: Any) -> str:
+    """One line naming the stages a run is about to execute (``--dry-run`` prints them all in
+    full, NeMo Curator's ``describe()`` layout)."""
+    stages = pipeline._built or pipeline.build()
+    return f"running {pipeline.name!r}: " + " -> ".join(s.name for s in stages)
+
+
+def _config_keys(executor_cls: Any) -> frozenset[str]:
+    """The config keys an executor class accepts (its typed ``config_class``), none if unknown."""
+    config_class = getattr(executor_cls, "config_class", None)
+    return config_class.keys() if config_class is not None else frozenset()
+
+
 def _with_executor_args(spec: dict[str, Any], args: argparse.Namespace,
                         registry: Registry) -> dict[str, Any]:
     """``spec`` with ``--executor`` and ``--address`` applied to its ``executor`` section. The
@@ -182,11 +196,11 @@ def _with_executor_args(spec: dict[str, Any], args: argparse.Namespace,
     name, config = (raw.get("name", "local"), dict(raw.get("config") or {})) \
         if isinstance(raw, dict) else (raw, {})
     if args.executor and args.executor != name:
-        keys = getattr(registry.get(args.executor, kind="executor").obj, "config_keys", None)
-        config = {k: v for k, v in config.items() if keys is not None and k in keys}
+        keys = _config_keys(registry.get(args.executor, kind="executor").obj)
+        config = {k: v for k, v in config.items() if k in keys}
         name = args.executor
     if getattr(args, "address", None):
-        keys = getattr(registry.get(name, kind="executor").obj, "config_keys", frozenset())
+        keys = _config_keys(registry.get(name, kind="executor").obj)
         if "address" not in keys:
             raise ConfigError(f"--address {args.address}: executor {name!r} does not run on a "
                               f"Ray cluster; add --executor ray_data (or ray_actor_pool)")
@@ -280,7 +294,8 @@ def build_parser(registry: Registry | None = None) -> argparse.ArgumentParser:
     p.add_argument("--max-retries", dest="max_retries", type=int, metavar="N",
                    help="retries of a failing task before it is kept as failed (default: the "
                         "spec's run.max_retries, else 1)")
-    p.add_argument("--dry-run", action="store_true", help="build and validate only")
+    p.add_argument("--dry-run", action="store_true",
+                   help="build and validate only; print every stage in full")
     p.add_argument("--report", metavar="PATH",
                    help="write the run report there: a .json file (the format is described in "
                         "Curator's docs, run-report.md) or a .html page that opens offline")

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from curator.executors.base import RunResult
+from typing import Any
 
 __all__ = [
     "PipelineFailedError",
@@ -58,7 +55,7 @@ class PipelineFailedError(CuratorError):
     failed tasks. Pass ``raise_on_failure=False`` to get the result (``result.ok`` false)
     instead."""
 
-    def __init__(self, result: RunResult | Any) -> None:
+    def __init__(self, result: Any) -> None:  # a RunResult: errors sit below the run record
         self.result = result
         self.failed = list(result.failed)
         shown = "\n  ".join(str(f) for f in self.failed[:10])

@@ -31,7 +31,7 @@ Every writer stage whose output directory should follow these rules mixes in
     is not this run's own.
 
 **Re-running after an interrupt or crash.** Without ``checkpoint_dir`` the run's partition
-tracker (:mod:`curator.checkpoint`) keeps its state in ``.curator-checkpoint/`` beside the first
+tracker (:mod:`curator.run.tracker`) keeps its state in ``.curator-checkpoint/`` beside the first
 writer's manifest. A run that is interrupted, killed or has failed tasks leaves it there, and the
 next run of the same pipeline into that directory resumes: it is the same run (same run id, so
 no mode refuses or deletes its files), skips the partitions already written and redoes the rest.
@@ -415,11 +415,13 @@ def _paths(value: Any) -> list[str]:
 def input_paths_of(stages: Iterable[Any]) -> list[tuple[str, str]]:
     """``(owner, path)`` for every input path the ``stages`` declare (see the module doc): a
     reader's ``file_paths``, ``input_path``, a downloader's download directory (also on its
-    ``downloader``) and a custom stage's ``input_paths``."""
+    ``downloader``), local files listed by its ``url_generator`` and a custom stage's
+    ``input_paths``."""
     out = []
     for stage in stages:
         name = getattr(stage, "name", type(stage).__name__)
-        for holder in (stage, getattr(stage, "downloader", None)):
+        for holder in (stage, getattr(stage, "downloader", None),
+                       getattr(stage, "url_generator", None)):
             for attr in _INPUT_ATTRS if holder is not None else ():
                 value = getattr(holder, attr, None)
                 out += [(f"{name}.{attr.lstrip('_')}", p) for p in _paths(value)]
@@ -525,7 +527,7 @@ def claim_output_dirs(stages: Sequence[Any], *, checkpoint_dir: str | None = Non
     the locks are released when the block exits. Yields the run id. Two writers into one
     directory share one claim; they must then use the same mode.
 
-    ``context`` (the run's :class:`~curator.executors.base.RunContext`): without a checkpoint
+    ``context`` (the run's :class:`~curator.run.context.RunContext`): without a checkpoint
     directory, the run's partition state goes beside the first writer's manifest (see the module
     doc) and the context uses it; it is removed when the block exits with no failed task.
     """
@@ -562,7 +564,7 @@ def claim_output_dirs(stages: Sequence[Any], *, checkpoint_dir: str | None = Non
             stage._output_claim = claims[key]
         if state is not None:
             _save_state(state, run_id, fingerprint)
-            from curator.checkpoint import CheckpointStore
+            from curator.run.tracker import CheckpointStore
 
             context.checkpoint_dir = state
             context.checkpoint = CheckpointStore(state)

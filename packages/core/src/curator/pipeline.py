@@ -5,7 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from curator.errors import PipelineFailedError, PipelineValidationError
-from curator.executors.base import BaseExecutor, RunContext, RunResult
+from curator.executors.base import BaseExecutor
+from curator.run.context import RunContext
+from curator.run.result import RunResult
 from curator.stages.base import CompositeStage, ProcessingStage, StageInputSpecs, input_columns
 from curator.tasks import EmptyTask, Task
 

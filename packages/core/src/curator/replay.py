@@ -28,14 +28,16 @@ from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any
 
 from curator.errors import ConfigError
-from curator.executors.stats import RunStats
 from curator.io import atomic_write, get_fs, join_path
-from curator.rejected import FAILED_SUFFIX, FailedTask
+from curator.run.sink import FAILED_SUFFIX, FailedTask
+from curator.run.stats import RunStats
 from curator.task_files import TASK_SUFFIX, TaskFiles, load_task
 from curator.tasks import Task
 
 if TYPE_CHECKING:
-    from curator.executors.base import BaseExecutor, RunContext, RunResult
+    from curator.executors.base import BaseExecutor
+    from curator.run.context import RunContext
+    from curator.run.result import RunResult
     from curator.stages.base import ProcessingStage
 
 __all__ = ["FailedEntry", "load_failed", "replay_run", "supersede_failed", "REPLAYED_DIR",
@@ -58,7 +60,7 @@ class FailedEntry:
 
 def load_failed(source: str | RunResult, *, trust_pickles: bool = False) -> list[FailedEntry]:
     """The failed tasks kept by a run: from a rejected directory (``{stage}/*.failed.jsonl``
-    entries) or from a :class:`~curator.executors.base.RunResult` whose sink kept them in
+    entries) or from a :class:`~curator.run.result.RunResult` whose sink kept them in
     memory. Tasks are rebuilt from their data files; an entry kept as a pickle raises
     :class:`ConfigError` unless ``trust_pickles`` (checked for every entry before any task is
     loaded)."""

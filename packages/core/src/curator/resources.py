@@ -19,7 +19,7 @@ class Resources:
         gpu_memory_gb: GPU memory per worker; a Ray executor turns it into the matching fraction
             of the smallest GPU among the cluster's GPU nodes, known from their accelerator
             type or the executor's ``gpu_memory_gb_per_gpu`` (see
-            :mod:`curator.executors.gpu_sizing`). Give either ``gpus`` or ``gpu_memory_gb``.
+            :mod:`curator.cluster.gpu_sizing`). Give either ``gpus`` or ``gpu_memory_gb``.
     """
 
     cpus: float = 1.0

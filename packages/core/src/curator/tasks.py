@@ -238,19 +238,19 @@ class Task(Generic[T], metaclass=_TaskMeta):
         """Whether the task's data is well formed; subclasses check their own invariants."""
         return True
 
-    # Stored as data, never pickled (failed tasks, dedup caches): see curator.task_files.
+    # Stored as data, never pickled (failed tasks, dedup caches): see curator.task_data.
     def dump_data(self, files: Any) -> Any:
         """``data`` as JSON state, its bytes written through ``files`` (a
-        :class:`curator.task_files.TaskFiles`). Default: a ``pyarrow.Table`` as Parquet; JSON
+        :class:`curator.task_data.TaskFiles`). Default: a ``pyarrow.Table`` as Parquet; JSON
         values, bytes, NumPy arrays and tables otherwise. Override for other data."""
-        from curator.task_files import dump_data
+        from curator.task_data import dump_data
 
         return dump_data(self.data, files)
 
     @classmethod
     def load_data(cls, state: Any, files: Any) -> Any:
         """The ``data`` that :meth:`dump_data` stored as ``state``."""
-        from curator.task_files import load_value
+        from curator.task_data import load_value
 
         return load_value(state, files)
 

@@ -93,5 +93,9 @@ class ClipFrameExtractionStage(ProcessingStage[VideoTask, VideoTask]):
         pos: dict[int, Any] = {f: k for k, f in enumerate(wanted)}
         for clip, idx in zip(video.clips, per_clip, strict=True):
             clip.frame_indices = idx
-            clip.frames = frames[[pos[i] for i in idx]]
+            at = [pos[i] for i in idx]
+            # a clip whose frames are consecutive in ``frames`` (clips that do not overlap)
+            # gets a view of them rather than a copy, so the frames are held once
+            contiguous = at == list(range(at[0], at[0] + len(at)))
+            clip.frames = frames[at[0]:at[0] + len(at)] if contiguous else frames[at]
         return task

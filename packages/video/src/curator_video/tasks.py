@@ -78,6 +78,13 @@ class Video:
     clips: list[Clip] = field(default_factory=list)
     filtered_clips: list[Clip] = field(default_factory=list)
 
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the decoded frames and encoded clips held (what executors bound queues
+        by; the source file is not counted)."""
+        return sum(int(getattr(c.frames, "nbytes", 0) or 0) + len(c.encoded_data or b"")
+                   for c in (*self.clips, *self.filtered_clips))
+
     def filter_clips(self, keep: list[bool], by: str) -> None:
         """Keep the clips where ``keep`` is true; move the others to ``filtered_clips``."""
         kept: list[Clip] = []

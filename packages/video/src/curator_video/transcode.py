@@ -9,6 +9,7 @@ from typing import Any, ClassVar
 from curator import ProcessingStage
 from curator.errors import ConfigError
 
+from curator_video.decode import task_window
 from curator_video.tasks import Clip, VideoTask
 
 __all__ = ["ClipTranscodingStage"]
@@ -64,26 +65,41 @@ class ClipTranscodingStage(ProcessingStage[VideoTask, VideoTask]):
         import av  # noqa: F401 - a missing library fails the task, it is not a bad file
 
         try:
-            self._transcode(video.input_path, video.metadata.fps, video.clips)
+            self._transcode(video.input_path, video.metadata.fps, video.clips,
+                            seek=task_window(task) is not None)
         except Exception as exc:
             self.reject(task, "transcoding failed", record={"path": video.input_path},
                         error=exc, source=video.input_path)
             return None
         return task
 
-    def _transcode(self, path: str, fps: float, clips: list[Clip]) -> None:
+    def _transcode(self, path: str, fps: float, clips: list[Clip], seek: bool = False) -> None:
+        """Encode every clip while decoding the video once; a clip's encoder is flushed and
+        closed as soon as the decoded time passes its end, and decoding stops after the last
+        clip, so at most the encoders of the clips overlapping the current frame are open.
+        ``seek``: start at the key frame before the first clip (a window of a long video)."""
         import av
         import fsspec
 
         outs: dict[str, tuple[Any, Any, io.BytesIO]] = {}
         counts: dict[str, int] = {}
+        pending = sorted(clips, key=lambda c: c.span[1])
+        last_end = pending[-1].span[1]
         with fsspec.open(path, "rb") as fh, av.open(fh) as src:
             stream = src.streams.video[0]
             stream.thread_type = "AUTO"
             w, h = self.target_res or (stream.codec_context.width, stream.codec_context.height)
             w, h = w - w % 2, h - h % 2
+            start = min(c.span[0] for c in clips)
+            if seek and start > 0:
+                src.seek(int(start / stream.time_base), stream=stream, backward=True,
+                         any_frame=False)
             for frame in src.decode(stream):
                 t = float(frame.pts * stream.time_base) if frame.pts is not None else 0.0
+                while pending and t >= pending[0].span[1] - 1e-6:
+                    self._finish(pending.pop(0), outs, path)
+                if t >= last_end - 1e-6:
+                    break
                 for clip in clips:
                     if clip.span[0] - 1e-6 <= t < clip.span[1] - 1e-6:
                         if clip.uuid not in outs:
@@ -94,14 +110,19 @@ class ClipTranscodingStage(ProcessingStage[VideoTask, VideoTask]):
                         img.time_base = ostream.codec_context.time_base
                         for packet in ostream.encode(img):
                             container.mux(packet)
-        for clip in clips:
-            if clip.uuid not in outs:
-                raise ValueError(f"clip {clip.uuid} {clip.span} has no frames in {path}")
-            container, ostream, buf = outs[clip.uuid]
-            for packet in ostream.encode():
-                container.mux(packet)
-            container.close()
-            clip.encoded_data = buf.getvalue()
+        for clip in pending:
+            self._finish(clip, outs, path)
+
+    @staticmethod
+    def _finish(clip: Clip, outs: dict[str, tuple[Any, Any, io.BytesIO]], path: str) -> None:
+        """Flush and close ``clip``'s encoder into ``clip.encoded_data``."""
+        if clip.uuid not in outs:
+            raise ValueError(f"clip {clip.uuid} {clip.span} has no frames in {path}")
+        container, ostream, buf = outs.pop(clip.uuid)
+        for packet in ostream.encode():
+            container.mux(packet)
+        container.close()
+        clip.encoded_data = buf.getvalue()
 
     def _open(self, w: int, h: int, fps: float) -> tuple[Any, Any, io.BytesIO]:
         from fractions import Fraction

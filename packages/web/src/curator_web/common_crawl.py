@@ -534,7 +534,9 @@ class CommonCrawlDownloadExtractStage(DocumentDownloadExtractStage):
         self.download_dir, self.crawl_type, self.warc_paths = download_dir, crawl_type, warc_paths
         super().__init__(
             url_generator=urls,
-            downloader=CommonCrawlWARCDownloader(download_dir or ".", verbose=verbose),
+            # warc_paths alone: local files are read where they are, no download directory
+            # (so none is declared as an input the output must stay out of)
+            downloader=CommonCrawlWARCDownloader(download_dir, verbose=verbose),
             iterator=CommonCrawlWarcIterator(),
             extractor=CommonCrawlHTMLExtractor(html_extraction, html_extraction_kwargs,
                                                stop_lists),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -55,16 +56,19 @@ class AudioDirectoryReader(ProcessingStage[Task, AudioBatch]):
         return ["data"], ["audio_filepath", "duration", "text"]
 
     def process(self, task: Task) -> list[AudioBatch]:
+        return [batch for chunk in self.process_stream(task) for batch in chunk]
+
+    def process_stream(self, task: Task) -> Iterator[list[AudioBatch]]:
+        """The batches one at a time: a file's header is read only when the executor asks for
+        its batch, so a huge directory is never held as records."""
         files = expand_paths(self.path, extensions=[e.lower() for e in self.extensions]
                              + [e.upper() for e in self.extensions])
-        out = []
         for i in range(0, len(files), self.files_per_task):
             chunk = files[i:i + self.files_per_task]
             records = [r for r in (self._record(f) for f in chunk) if r is not None]
             if records:
-                out.append(AudioBatch(task_id=f"audiodir_{stable_id(*chunk)}", dataset_name="audio",
-                                      data=records, metadata={"source_files": chunk}))
-        return out
+                yield [AudioBatch(task_id=f"audiodir_{stable_id(*chunk)}", dataset_name="audio",
+                                  data=records, metadata={"source_files": chunk})]
 
     def _record(self, path: str) -> dict | None:
         try:

@@ -25,8 +25,8 @@ from curator.dedup.workflow import (
     task_ids,
     write_by_file,
 )
-from curator.executors.stats import DEDUP_GROUP_SIZES
 from curator.io import expand_paths, join_path
+from curator.run.stats import DEDUP_GROUP_SIZES
 from curator.stages.base import ProcessingStage
 from curator.tasks import FileGroupTask, Task
 

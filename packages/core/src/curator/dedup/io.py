@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import io
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import BinaryIO
 
 import fsspec
 import pyarrow as pa
@@ -13,9 +15,39 @@ import pyarrow.parquet as pq
 from curator.io import atomic_write, expand_paths, get_fs
 
 __all__ = ["INPUT_EXTENSIONS", "list_inputs", "read_table", "write_table", "write_parquet",
-           "exists", "file_format"]
+           "exists", "file_format", "open_input"]
 
-INPUT_EXTENSIONS = (".parquet", ".jsonl", ".json", ".jsonl.gz")
+INPUT_EXTENSIONS = (".parquet", ".jsonl", ".json", ".jsonl.gz", ".jsonl.zst")
+_ZSTD = (".zst", ".zstd")
+
+
+class _NativeRaw(io.RawIOBase):
+    """A readable raw stream over an Arrow input stream (so it can be buffered and iterated)."""
+
+    def __init__(self, stream: pa.NativeFile) -> None:
+        self._stream = stream
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buf: memoryview) -> int:  # type: ignore[override]
+        data = self._stream.read(len(buf))
+        buf[:len(data)] = data
+        return len(data)
+
+
+@contextmanager
+def open_input(path: str) -> Iterator[BinaryIO]:
+    """Open an input file for reading, decompressed (by its extension); zstd with Arrow's
+    codec, so no ``zstandard`` package is needed."""
+    fs, p = get_fs(path)
+    if p.lower().endswith(_ZSTD):
+        with fs.open(p, "rb") as raw, pa.CompressedInputStream(pa.PythonFile(raw, mode="r"),
+                                                              "zstd") as z:
+            yield io.BufferedReader(_NativeRaw(z), 1 << 20)  # type: ignore[misc]
+        return
+    with fs.open(p, "rb", compression="infer") as fh:
+        yield fh
 
 
 def file_format(path: str) -> str:
@@ -28,7 +60,7 @@ def list_inputs(input_path: str | Sequence[str], filetype: str | None = None,
     """The input files (sorted) under ``input_path`` (a directory, glob or list), with
     ``extensions`` or the endings of ``filetype``."""
     exts = tuple(extensions) if extensions else INPUT_EXTENSIONS if filetype is None else (
-        (".parquet",) if filetype == "parquet" else (".jsonl", ".json", ".jsonl.gz"))
+        (".parquet",) if filetype == "parquet" else (".jsonl", ".json", ".jsonl.gz", ".jsonl.zst"))
     items = [input_path] if isinstance(input_path, str) else list(input_path)
     out: list[str] = []
     for item in items:
@@ -52,8 +84,7 @@ def exists(path: str) -> bool:
 
 def _read_jsonl(path: str, columns: Sequence[str] | None,
                 on_bad: Callable[[str, int, str], None] | None) -> pa.Table:
-    fs, p = get_fs(path)
-    with fs.open(p, "rb", compression="infer") as fh:
+    with open_input(path) as fh:
         data = fh.read()
     try:
         import pyarrow.json as pj

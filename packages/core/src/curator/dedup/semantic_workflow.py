@@ -22,8 +22,8 @@ from curator.dedup.io import read_table, write_parquet
 from curator.dedup.kmeans import kmeans, normalize
 from curator.dedup.semantic import check_params, dedup_cluster, nearest_kept
 from curator.dedup.workflow import DeduplicationWorkflow, done, group_size_counts, write_by_file
-from curator.executors.stats import DEDUP_GROUP_SIZES
 from curator.io import expand_paths, join_path
+from curator.run.stats import DEDUP_GROUP_SIZES
 from curator.stages.base import ProcessingStage
 from curator.tasks import FileGroupTask, Task
 

@@ -29,13 +29,20 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from curator.dedup.id_generator import CURATOR_DEDUP_ID_STR
-from curator.dedup.io import exists, list_inputs, read_table, write_parquet, write_table
+from curator.dedup.io import (
+    exists,
+    list_inputs,
+    open_input,
+    read_table,
+    write_parquet,
+    write_table,
+)
 from curator.executors.base import BaseExecutor
-from curator.executors.stats import DEDUP_GROUP_SIZES
 from curator.io import atomic_write, expand_paths, get_fs, join_path, register_storage_options
 from curator.output_dir import ManagedOutput, OutputDirError, check_inputs_apart, remove_temp_files
 from curator.params import init_signature, typed_new
 from curator.pipeline import Pipeline
+from curator.run.stats import DEDUP_GROUP_SIZES
 from curator.stages.base import ProcessingStage
 from curator.tasks import FileGroupTask, Task, stable_id
 
@@ -56,7 +63,7 @@ def count_rows(path: str) -> int:
         with fs.open(p, "rb") as fh:
             return pq.ParquetFile(fh).metadata.num_rows
     n = 0
-    with fs.open(p, "rb", compression="infer") as fh:
+    with open_input(path) as fh:
         for line in fh:
             n += bool(line.strip())
     return n
@@ -68,7 +75,7 @@ def has_column(path: str, column: str) -> bool:
     if p.endswith(".parquet"):
         with fs.open(p, "rb") as fh:
             return column in pq.read_schema(fh).names
-    with fs.open(p, "rb", compression="infer") as fh:
+    with open_input(path) as fh:
         for line in fh:
             if line.strip():
                 try:
@@ -126,7 +133,7 @@ class DeduplicationResult:
 def group_size_counts(kept_of_duplicates: Any) -> dict[int, int]:
     """Duplicate groups by size (``{size: groups}``, sizes >= 2) from the kept row (or id) each
     duplicate belongs to: what a dedup stage publishes as the
-    :data:`~curator.executors.stats.DEDUP_GROUP_SIZES` counter for the run reports."""
+    :data:`~curator.run.stats.DEDUP_GROUP_SIZES` counter for the run reports."""
     kept = np.asarray(kept_of_duplicates)
     if not kept.size:
         return {}

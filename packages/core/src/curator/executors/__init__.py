@@ -1,8 +1,11 @@
 """Executors: the same pipeline runs on any of them."""
 
-from curator.executors.base import BaseExecutor, RunContext, RunResult, StageCall, invoke_stage
+from curator.executors.base import BaseExecutor, invoke_stage
 from curator.executors.local import LocalExecutor
-from curator.executors.stats import RunStats, StageStats
+from curator.run.context import RunContext
+from curator.run.outcome import StageCall
+from curator.run.result import RunResult
+from curator.run.stats import RunStats, StageStats
 
 __all__ = ["BaseExecutor", "LocalExecutor", "RunContext", "RunResult", "RunStats", "StageStats",
            "StageCall", "invoke_stage", "RayDataExecutor", "RayActorPoolExecutor", "XennaExecutor",
@@ -23,7 +26,7 @@ def __getattr__(name: str):  # Ray executors import ray only when asked for
 
         return XennaExecutor
     if name == "SlurmRayClient":
-        from curator.executors.slurm import SlurmRayClient
+        from curator.cluster.slurm import SlurmRayClient
 
         return SlurmRayClient
     raise AttributeError(name)

@@ -7,14 +7,17 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 
-from curator.executors.base import OutputCollector, ensure_setup, invoke_stage, release_stage
-from curator.executors.retry import BatchOutcome, OutcomeReport, outcome_report, run_with_retries
+from curator.executors.base import ensure_setup, invoke_stage, release_stage
+from curator.executors.retry import run_with_retries
 from curator.resources import Resources
+from curator.run.outcome import Outcome
+from curator.run.result import OutputCollector
 from curator.stages.base import ProcessingStage, fixed_num_workers
+from curator.stages.node_info import WorkerMetadata
 from curator.tasks import Task
 
-__all__ = ["StageGroup", "group_stages", "run_chain", "chain_reports", "outcome_report",
-           "ChainJob"]
+__all__ = ["StageGroup", "group_stages", "run_chain", "chain_outcomes", "ChainJob",
+           "setup_group", "release_group"]
 
 
 @dataclass
@@ -73,51 +76,65 @@ def _chunks(tasks: list[Task], size: int) -> Iterator[list[Task]]:
 
 
 def run_chain(group: StageGroup, tasks: list[Task], max_retries: int, worker: str
-              ) -> Iterator[tuple[int, BatchOutcome]]:
+              ) -> Iterator[Outcome]:
     """Run ``tasks`` through every stage of ``group`` in this process, each stage on batches of
-    its own ``batch_size`` with the shared retry policy. Yields ``(stage index, outcome)`` for
-    every batch, in order; the outputs of the group's last stage are in the last outcomes."""
+    its own ``batch_size`` with the shared retry policy. Yields the outcome of every batch, in
+    order, outputs included; the outputs of the group's last stage are in the last ones."""
     for index, stage in zip(group.indices, group.stages, strict=True):
         produced: list[Task] = []
         for batch in _chunks(tasks, stage.batch_size):
-            for outcome in run_with_retries(stage.name,
+            for outcome in run_with_retries(index, stage.name,
                                             lambda b, s=stage: invoke_stage(s, b, worker),
                                             batch, max_retries):
                 produced.extend(outcome.call.outputs)
-                yield index, outcome
+                yield outcome
         tasks = produced
         if not tasks:
             return
 
 
-def chain_reports(group: StageGroup, tasks: list[Task], max_retries: int, worker: str,
-                  n_stages: int, collect: bool = True) -> tuple[list[OutcomeReport], list[Task]]:
-    """Run the chain in this worker; return one report per batch (what the driver needs for
+def chain_outcomes(group: StageGroup, tasks: list[Task], max_retries: int, worker: str,
+                   n_stages: int, collect: bool = True) -> tuple[list[Outcome], list[Task]]:
+    """Run the chain in this worker; return one outcome per batch (what the driver needs for
     statistics, the rejected sink and the checkpoint) and the tasks the group passes on.
 
-    Outputs travel in a report only for the pipeline's last stage, and without ``collect``
+    Outputs travel in an outcome only for the pipeline's last stage, and without ``collect``
     (``collect_outputs=False``) only as their :meth:`OutputCollector.stub` (counts and paths);
-    in between, the report names them (partition, task id) and the tasks themselves are returned
-    once.
+    in between, the outcome names them (partition, task id) and the tasks themselves are
+    returned once.
     """
-    reports: list[OutcomeReport] = []
+    outcomes: list[Outcome] = []
     passed_on: list[Task] = []
     group_last = group.indices[-1]
-    for index, o in run_chain(group, tasks, max_retries, worker):
-        last = index + 1 == n_stages
-        rep = outcome_report(index, o, keep_outputs=last)
-        if last and not collect:
-            rep = replace(rep, call=replace(rep.call, outputs=[OutputCollector.stub(t)
-                                                               for t in rep.call.outputs]))
-        reports.append(rep)
-        if index == group_last and not last:
-            passed_on.extend(o.call.outputs)
-    return reports, passed_on
+    for o in run_chain(group, tasks, max_retries, worker):
+        last = o.index + 1 == n_stages
+        if not last:
+            if o.index == group_last:
+                passed_on.extend(o.call.outputs)
+            o = o.lean()
+        elif not collect:
+            o = replace(o, call=replace(o.call, outputs=[OutputCollector.stub(t)
+                                                         for t in o.call.outputs]))
+        outcomes.append(o)
+    return outcomes, passed_on
+
+
+def setup_group(group: StageGroup, worker: str) -> None:
+    """Set up every member of ``group`` in worker ``worker`` (NeMo's ``WorkerMetadata``)."""
+    for stage in group.stages:
+        ensure_setup(stage, WorkerMetadata(worker_id=worker))
+
+
+def release_group(group: StageGroup) -> None:
+    """Tear down every member of ``group`` that was set up in this process."""
+    for stage in group.stages:
+        release_stage(stage)
 
 
 class ChainJob:
-    """A fused group as a worker's job (see :mod:`curator.executors.workers`): sets up every
-    member, and runs the chain with :func:`chain_reports` of a pipeline of ``n_stages``."""
+    """A stage group (fused, or a lone stage: a chain of one) as a worker's job (see
+    :mod:`curator.executors.workers`): ``setup(worker)``, ``job(tasks, worker)`` (never raises:
+    :func:`chain_outcomes` of a pipeline of ``n_stages``), ``release()``, and ``name``."""
 
     def __init__(self, group: StageGroup, max_retries: int, n_stages: int,
                  collect: bool = True) -> None:
@@ -125,13 +142,11 @@ class ChainJob:
         self.collect, self.name = collect, group.name
 
     def setup(self, worker: str) -> None:
-        for stage in self.group.stages:
-            ensure_setup(stage, {"worker": worker})
+        setup_group(self.group, worker)
 
-    def __call__(self, tasks: list[Task], worker: str) -> tuple[list[OutcomeReport], list[Task]]:
-        return chain_reports(self.group, tasks, self.max_retries, worker, self.n_stages,
-                             self.collect)
+    def __call__(self, tasks: list[Task], worker: str) -> tuple[list[Outcome], list[Task]]:
+        return chain_outcomes(self.group, tasks, self.max_retries, worker, self.n_stages,
+                              self.collect)
 
     def release(self) -> None:
-        for stage in self.group.stages:
-            release_stage(stage)
+        release_group(self.group)

@@ -3,51 +3,27 @@
 from __future__ import annotations
 
 import collections
-import dataclasses
-import functools
 import os
 import queue
 import threading
 import time
 import warnings
-from collections.abc import Iterable
+from collections.abc import Iterator
 from typing import Any
 
-from curator.executors.base import (
-    BaseExecutor,
-    OutputCollector,
-    RunContext,
-    RunResult,
-    SourceStageError,
-    StageCall,
-)
-from curator.executors.fusion import ChainJob, StageGroup, group_stages
-from curator.executors.retry import (
-    BatchOutcome,
-    apply_report,
-    outcome_report,
-    run_with_retries,
-    source_outcomes,
-    worker_death_report,
-)
-from curator.executors.sizing import workers_alone
-from curator.executors.stats import ProgressReporter, RunStats
-from curator.executors.workers import (
-    ProcessWorker,
-    StageSetupError,
-    ThreadWorker,
-    WorkerDied,
-    worker_command,
-)
+from curator.executors.base import BaseExecutor, Run, SourceStageError
+from curator.executors.config import QUEUE_BYTES, LocalConfig
+from curator.executors.fusion import ChainJob, StageGroup
+from curator.executors.retry import WorkerDied
+from curator.executors.sizing import Cluster, Demand, plan_pools
+from curator.executors.workers import ProcessWorker, ThreadWorker, worker_command
+from curator.run.outcome import Outcome
 from curator.stages.base import ProcessingStage, fixed_num_workers
-from curator.stages.node_info import LOCAL_NODE, NodeInfo, WorkerMetadata
-from curator.tasks import EmptyTask, Task
+from curator.tasks import Task
 
 __all__ = ["LocalExecutor", "SourceStageError", "plan_workers", "available_gpus"]
 
 _END = object()
-#: default bound on the bytes of task data buffered in each queue between two stages
-QUEUE_BYTES = 64 * 2**20
 
 
 def task_nbytes(task: Any) -> int:
@@ -117,75 +93,53 @@ def plan_workers(stage: ProcessingStage, cpus: float, gpus: int,
                  override: int | None = None) -> int:
     """Workers for ``stage`` on a machine with ``cpus`` cores and ``gpus`` GPUs (see
     :mod:`curator.executors.sizing`)."""
-    return workers_alone(stage.resources, override or fixed_num_workers(stage), cpus, gpus)
+    demand = Demand(stage.resources, override or fixed_num_workers(stage))
+    return plan_pools([demand], Cluster(cpus, gpus), together=False)[0].workers
 
 
 class LocalExecutor(BaseExecutor):
     """Runs every stage at once on different tasks, in this machine's threads and processes.
 
-    Tasks flow through bounded queues (memory stays flat as the input grows). Consecutive
-    stages with equal resources are fused into one group (``fuse_stages``); each group gets
-    workers from its ``Resources`` and the machine (or ``num_workers``): threads, or worker
-    processes where a member has ``worker_mode="process"``. A dead worker process is replaced;
-    in a fused group its batch is split and retried task by task, and a task that killed it
-    more than ``max_retries`` times is kept whole in the rejected sink. Worker processes are
-    fresh interpreters that receive the stage by value and never import the user's ``__main__``,
-    so scripts without a main guard, ``python -c``, stdin and notebooks work. ``setup()`` runs once
-    per worker, ``teardown()`` at the end. A failing task is retried, then written with its
-    traceback to the rejected sink; a dead worker process is replaced.
-
-    Config keys:
-        num_workers: int for every stage, or ``{stage_name: int}``.
-        queue_size: tasks buffered between two stages (default: 2 per consumer worker, at least
-            ``batch_size``).
-        queue_bytes: bytes of task data (Arrow tables, arrays) buffered between two stages
-            beyond the first task (default 64 MiB), so big tasks do not multiply memory.
-        max_retries: overrides the run's retry count.
-        cpus: cores to plan for (default: this machine's).
-        fuse_stages: ``"thread"`` (default): after the first stage, consecutive stages with
-            equal ``Resources`` and ``batch_size`` run back to back in the same worker thread,
-            so a task is handed over once per group, not once per stage (a group with a
-            ``worker_mode="process"`` member runs in worker processes). ``"process"`` (or
-            ``True``): every group in worker processes, which share no interpreter lock but
-            each import the stages' libraries. ``False``: one pool of workers per stage.
-        collect_outputs: keep the output tasks on the result (default ``True``); ``False`` keeps
-            only their count and paths (``result.num_outputs``, ``result.output_paths``).
+    Tasks flow through bounded queues (memory stays flat as the input grows); consecutive stages
+    with equal resources are fused into one group, each with the planner's workers: threads, or
+    fresh worker processes (which never import the user's ``__main__``) where a member has
+    ``worker_mode="process"``. Config keys: :class:`~curator.executors.config.LocalConfig`;
+    behaviour and measurements: ``docs/executors.md``.
     """
 
     name = "local"
 
+    config_class = LocalConfig
+    cfg: LocalConfig
+
     def __init__(self, config: dict[str, Any] | None = None, **kwargs: Any) -> None:
-        super().__init__({**(config or {}), **kwargs})
-        self.warn_unknown_keys({"num_workers", "queue_size", "queue_bytes", "max_retries",
-                                "cpus", "collect_outputs", "fuse_stages"})
-        fuse = self.config.get("fuse_stages", "thread")
-        if fuse not in (False, True, "process", "thread"):
-            raise ValueError(f"LocalExecutor: fuse_stages must be False, True, 'process' or "
-                             f"'thread', got {fuse!r}")
+        super().__init__(config, **kwargs)
+        fuse = self.cfg.fuse_stages
         self.fuse: str | None = "process" if fuse is True else (fuse or None)
 
     # -- planning ---------------------------------------------------------------------------------
     def _override(self, stage: ProcessingStage) -> int | None:
-        nw = self.config.get("num_workers")
-        return nw.get(stage.name) if isinstance(nw, dict) else nw
+        return self.cfg.per_stage("num_workers", stage.name)
 
-    def _workers_for(self, group: StageGroup, cpus: float, gpus: int) -> int:
-        # the members ask for the same resources; the group's count is its largest fixed one
-        return plan_workers(group.stages[0], cpus, gpus, group.num_workers(self._override))
+    def plan(self, groups: list[StageGroup], cpus: float, gpus: int) -> list[int]:
+        """Workers of each group: the planner's (:func:`~curator.executors.sizing.plan_pools`),
+        each group planned with the machine to itself (threads hold no cores; a group's count
+        is the largest fixed one of its members)."""
+        demands = [Demand(g.resources, g.num_workers(self._override)) for g in groups]
+        return [p.workers for p in plan_pools(demands, Cluster(cpus, gpus), together=False)]
 
-    def groups(self, stages: list[ProcessingStage]) -> list[StageGroup]:
-        """The units of scheduling: one stage each, or fused groups (``fuse_stages``)."""
-        return [StageGroup(0, stages[:1]),
-                *group_stages(stages[1:], first=1, fuse=self.fuse is not None)]
+    def groups(self, stages: list[ProcessingStage], first: int = 0) -> list[StageGroup]:
+        """The stage groups (:meth:`BaseExecutor.groups`); given tasks, the first stage stays
+        alone in threads (it may hold what cannot cross to a process: locks, open handles)."""
+        if first or not stages:
+            return super().groups(stages, first)
+        return [StageGroup(0, stages[:1]), *super().groups(stages[1:], 1)]
 
-    def execute(self, stages: list[ProcessingStage], initial_tasks: list[Task] | None = None,
-                *, context: RunContext | None = None) -> RunResult:
-        ctx = context or RunContext()
-        if "max_retries" in self.config:
-            ctx.max_retries = int(self.config["max_retries"])
-        run = _LocalRun(self, stages, self.initial(initial_tasks), ctx)
-        outputs = run.run()
-        return self.finish(ctx, run.stats, outputs)
+    def run_groups(self, run: Run, groups: list[StageGroup],
+                   windows: Iterator[list[Task]]) -> None:
+        """Stream the windows' tasks through one pool of workers per group, bounded queues
+        between them (the source, listing on the driver, feeds the first)."""
+        _LocalRun(self, run, groups).run(windows)
 
 
 def _processes_available(stages: list[ProcessingStage], fused: bool = False) -> bool:
@@ -200,78 +154,73 @@ def _processes_available(stages: list[ProcessingStage], fused: bool = False) -> 
 
 
 class _LocalRun:
-    """One execution: queues, worker threads, bookkeeping. Workers serve groups of stages (one
-    stage each unless ``fuse_stages``); queue ``g`` feeds group ``g``."""
+    """One execution: queues, worker threads, bookkeeping. Workers serve stage groups (each a
+    chain: fused stages, or one); queue ``g`` feeds group ``g``, a feeder thread the first."""
 
-    def __init__(self, executor: LocalExecutor, stages: list[ProcessingStage],
-                 initial: list[Task], ctx: RunContext) -> None:
-        self.stages = stages
-        self.ctx = ctx
+    def __init__(self, executor: LocalExecutor, run: Run, groups: list[StageGroup]) -> None:
+        self.run_, self.groups = run, groups
+        self.stages, self.ctx, self.stats = run.stages, run.ctx, run.stats
         self.fuse = executor.fuse
-        self.stats = RunStats.for_stages([s.name for s in stages], executor="local")
-        cpus = float(executor.config.get("cpus") or _cores())
+        stages = [s for g in groups for s in g.stages]
+        cpus = float(executor.cfg.cpus or _cores())
         gpus = available_gpus() if any(s.resources.requires_gpu for s in stages) else 0
-        self.groups = executor.groups(stages)
-        self.n_workers = [executor._workers_for(g, cpus, gpus) for g in self.groups]
-        self.n_workers[0] = min(self.n_workers[0], max(1, len(initial)))
-        qsize = executor.config.get("queue_size")
-        qbytes = int(executor.config.get("queue_bytes") or QUEUE_BYTES)
-        self.queues: list[queue.Queue] = [queue.Queue()]
-        for g, n in zip(self.groups[1:], self.n_workers[1:], strict=True):
-            self.queues.append(_BoundedQueue(qsize or max(2 * n + 2, g.batch_size * (n + 1)),
-                                             qbytes))
+        self.n_workers = executor.plan(groups, cpus, gpus)
+        if groups[0].first == 0:  # no more workers than the initial tasks
+            self.n_workers[0] = min(self.n_workers[0], max(1, run.n_initial))
+        qsize = executor.cfg.queue_size
+        qbytes = executor.cfg.queue_bytes or QUEUE_BYTES
+        # given tasks are in memory already: the first queue holds them all (no feeder thread);
+        # a source's partitions arrive as it lists them, through a bounded queue
+        self.given = groups[0].first == 0
+        self.queues: list[queue.Queue] = [
+            queue.Queue() if g.first == 0
+            else _BoundedQueue(qsize or max(2 * n + 2, g.batch_size * (n + 1)), qbytes)
+            for g, n in zip(groups, self.n_workers, strict=True)]
         self.processes = _processes_available(stages, self.fuse == "process")
         self.stop = threading.Event()
         self.fatal: list[BaseException] = []
-        self.results = OutputCollector(bool(executor.config.get("collect_outputs", True)))
         self.lock = threading.Lock()
         self.alive = list(self.n_workers)
         self.procs: list[ProcessWorker] = []
-        self.tracker = ctx.tracker(len(stages))
-        self.names = [s.name for s in stages]
-        self.initial = initial
 
-    def run(self) -> OutputCollector:
+    def run(self, windows: Iterator[list[Task]]) -> None:
         for g, group in enumerate(self.groups):
-            for i, stage in zip(group.indices, group.stages, strict=True):
+            for i in group.indices:
                 self.stats.stages[i].workers = self.n_workers[g]
-                stage.setup_on_node(NodeInfo(node_id=LOCAL_NODE), WorkerMetadata())
-        first = self.initial
-        if not isinstance(first[0], EmptyTask):
-            for t in first:
-                t.metadata.setdefault("partition", t.task_id)
-            first, skipped = self.ctx.skip_done(first)
-            self.stats.stages[0].skipped += skipped
-        for t in first:
-            self.tracker.seed(t.partition, t.task_id)
-            self.queues[0].put(t)
-        for _ in range(self.n_workers[0]):
-            self.queues[0].put(_END)
-        threads = [threading.Thread(target=self._worker, args=(g, w), daemon=True,
-                                    name=f"curator-{group.name}-{w}")
-                   for g, group in enumerate(self.groups) for w in range(self.n_workers[g])]
-        start = time.perf_counter()
+        threads = []
+        if self.given:
+            self._feed(windows)
+        else:
+            threads.append(threading.Thread(target=self._feed, args=(windows,), daemon=True,
+                                            name="curator-source"))
+        threads += [threading.Thread(target=self._worker, args=(g, w), daemon=True,
+                                     name=f"curator-{group.name}-{w}")
+                    for g, group in enumerate(self.groups) for w in range(self.n_workers[g])]
         try:
-            if self.ctx.progress:
-                with ProgressReporter(self.stats, self.ctx.progress_interval):
-                    self._start_and_wait(threads)
-            else:
-                self._start_and_wait(threads)
+            for t in threads:
+                t.start()
+            for t in threads:
+                while t.is_alive():
+                    t.join(0.2)
         except KeyboardInterrupt:
             self._abort(threads)
             raise
-        finally:
-            self.stats.wall_s = time.perf_counter() - start
         if self.fatal:
             raise self.fatal[0]
-        return self.results
 
-    def _start_and_wait(self, threads: list[threading.Thread]) -> None:
-        for t in threads:
-            t.start()
-        for t in threads:
-            while t.is_alive():
-                t.join(0.2)
+    def _feed(self, windows: Iterator[list[Task]]) -> None:
+        """The windows' tasks into the first queue, then one end mark per worker."""
+        try:
+            for tasks in windows:
+                for t in tasks:
+                    if not self._put(self.queues[0], t):
+                        return
+        except BaseException as exc:
+            self.fatal.append(exc)
+            self.stop.set()
+        finally:
+            for _ in range(self.n_workers[0]):
+                self._put(self.queues[0], _END)
 
     def _abort(self, threads: list[threading.Thread]) -> None:
         self.stop.set()
@@ -312,35 +261,30 @@ class _LocalRun:
 
     # -- workers ----------------------------------------------------------------------------------
     def _runner(self, group: StageGroup, name: str) -> ThreadWorker | ProcessWorker:
-        """A worker for ``group``: its stage, or its chain (fused), in a thread or a process."""
-        fused = len(group.stages) > 1
-        work = (ChainJob(group, self.ctx.max_retries, len(self.stages), self.results.collect)
-                if fused
-                else group.stages[0])
-        in_process = ((self.fuse == "process" and group.first > 0)
-                      or any(s.worker_mode == "process" for s in group.stages))
-        if in_process and self.processes:
-            runner = ProcessWorker(work, name)
+        """A worker for ``group``'s chain, in a thread or a process."""
+        in_process = self.processes and ((self.fuse == "process" and group.first > 0)
+                                         or any(s.worker_mode == "process" for s in group.stages))
+        # a thread hands its outputs over whole (no stubs to make: they cross no pipe)
+        job = ChainJob(group, self.ctx.max_retries, len(self.stages),
+                       self.run_.outputs.collect or not in_process)
+        if in_process:
+            runner = ProcessWorker(job, name)
             with self.lock:
                 self.procs.append(runner)
             return runner
-        return ThreadWorker(work, name)
+        return ThreadWorker(job, name)
 
     def _worker(self, g: int, w: int) -> None:
         group = self.groups[g]
         runner: ThreadWorker | ProcessWorker | None = None
         try:
             runner = self._runner(group, f"{group.name}-{w}")
-            handle = self._handle_chain if len(group.stages) > 1 else self._handle
             ended = False
             while not ended and not self.stop.is_set():
                 batch, ended = self._take_batch(g)
                 if batch:
-                    handle(g, runner, batch)
-        except StageSetupError as exc:
-            self.fatal.append(exc)
-            self.stop.set()
-        except BaseException as exc:
+                    self._handle(g, runner, batch)
+        except BaseException as exc:  # a StageSetupError, or a bug: the run stops
             self.fatal.append(exc)
             self.stop.set()
         finally:
@@ -359,72 +303,34 @@ class _LocalRun:
             for _ in range(self.n_workers[g + 1]):
                 self._put(self.queues[g + 1], _END)
 
-    def _call(self, i: int, runner: Any, batch: list[Task]) -> StageCall:
-        """One attempt; a dead worker process is replaced and the attempt counts as failed."""
+    def _handle(self, g: int, runner: ThreadWorker | ProcessWorker, batch: list[Task]) -> None:
+        """Run group ``g``'s chain on ``batch`` (each stage retried by the shared policy inside
+        it) under the dead-worker policy; book every outcome before the group's outputs move
+        on, so the tracker counts them before they are consumed downstream."""
         try:
-            return runner.call(batch)
-        except WorkerDied as exc:
-            self.stats.bump(i, "worker_restarts")
+            results = [runner.call(batch)]
+        except WorkerDied as died:  # detected here; the policy decides (off the common path)
             runner.restart()
-            return StageCall([], [], 0.0, 0, 0, error=str(exc))
+            results = self._after_death(g, runner, batch, died)
+        for outcomes, passed_on in results:
+            for o in outcomes:
+                self.run_.book(o)
+            if g + 1 < len(self.groups):
+                for out in passed_on or ():
+                    if not self._put(self.queues[g + 1], out):
+                        return
 
-    def _pass_on(self, g: int, outputs: list[Task]) -> None:
-        """The outputs of group ``g``: the run's results, or the next group's input."""
-        if g + 1 == len(self.groups):
-            with self.lock:
-                self.results.add(outputs)
-            return
-        for out in outputs:
-            if not self._put(self.queues[g + 1], out):
-                return
+    def _after_death(self, g: int, runner: ThreadWorker | ProcessWorker, batch: list[Task],
+                     died: WorkerDied) -> list[tuple[list[Outcome], Any]]:
+        """``batch`` killed group ``g``'s worker process (replaced): the dead-worker policy."""
+        def attempt(tasks: list[Task]) -> tuple[list[Outcome], list[Task]]:
+            try:
+                return runner.call(tasks)
+            except WorkerDied:  # detected here; the policy decides
+                runner.restart()
+                raise
 
-    def _handle(self, g: int, runner: Any, batch: list[Task]) -> None:
-        i = self.groups[g].first
-        stage = self.stages[i]
-        source = i == 0 and isinstance(batch[0], EmptyTask)
-        if source and isinstance(runner, ThreadWorker):  # chunk by chunk as the listing goes
-            outcomes: Iterable[BatchOutcome] = source_outcomes(runner.job.stage, batch[0],
-                                                               self.ctx.max_retries, runner.name)
-        else:
-            outcomes = run_with_retries(stage.name, functools.partial(self._call, i, runner),
-                                        batch, self.ctx.max_retries)
-        for outcome in outcomes:
-            call = outcome.call
-            if outcome.failed is not None and source:  # the source failed: there is no input
-                raise SourceStageError(f"source stage {stage.name!r} failed, so the pipeline "
-                                       f"has no input:\n{outcome.failed.error}")
-            skipped = 0
-            if source:
-                call.outputs, skipped = self.ctx.skip_done(call.outputs)
-            report = outcome_report(i, outcome, keep_outputs=True)
-            report.skipped = skipped
-            # booked before the outputs move on, so the tracker counts them before they are
-            # consumed downstream
-            apply_report(report, self.names, self.ctx, self.stats, self.tracker)
-            self._pass_on(g, call.outputs)
-
-    def _handle_chain(self, g: int, runner: Any, batch: list[Task], deaths: int = 0) -> None:
-        """Run a fused group's chain (each stage retried by the shared policy inside it); a
-        batch whose worker process died is split and each task retried alone, and a task that
-        killed it more than ``max_retries`` times is kept whole in the rejected sink."""
         group = self.groups[g]
-        try:
-            reports, passed_on = runner.call(batch)
-        except WorkerDied as exc:
-            self.stats.bump(group.first, "worker_restarts")
-            runner.restart()
-            if len(batch) > 1:
-                for task in batch:
-                    self._handle_chain(g, runner, [task])
-            elif deaths + 1 > self.ctx.max_retries:
-                report = worker_death_report(group.first, group.stages[0], batch[0], deaths + 1,
-                                             str(exc))
-                apply_report(dataclasses.replace(report, restarts=0), self.names, self.ctx,
-                             self.stats, self.tracker)
-            else:
-                self._handle_chain(g, runner, batch, deaths + 1)
-            return
-        outputs: list[Task] = []  # the run's, when this group ends the pipeline
-        for report in reports:  # booked before the outputs move on (see _handle)
-            outputs += apply_report(report, self.names, self.ctx, self.stats, self.tracker)
-        self._pass_on(g, outputs if g + 1 == len(self.groups) else passed_on)
+        return self.run_.deaths.run(batch, attempt, index=group.first, stage=group.stages[0],
+                                    split=lambda b: [[t] for t in b], task_of=lambda b: b[0],
+                                    died=died)

@@ -9,30 +9,21 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import cloudpickle
 
-from curator.executors.base import (
-    OutputCollector,
-    RunContext,
-    ensure_setup,
-    release_stage,
-)
-from curator.executors.fusion import StageGroup, chain_reports
-from curator.executors.ray_client import alive_nodes, node_slots
-from curator.executors.ray_common import (
-    PartitionTracker,
-    RayExecutorBase,
-    node_gpu_memory_gb,
-    pool_limits,
-)
-from curator.executors.retry import OutcomeReport, apply_report, worker_death_report
-from curator.executors.sizing import fit_cpu_shares, workers_alone, workers_together
-from curator.executors.stats import RunStats
+from curator.cluster.ray_client import alive_nodes, node_slots
+from curator.executors.base import Run
+from curator.executors.config import ActorPoolConfig
+from curator.executors.fusion import StageGroup, chain_outcomes, release_group, setup_group
+from curator.executors.ray_common import RayExecutorBase, node_gpu_memory_gb
+from curator.executors.retry import DeadWorkerPolicy, WorkerDied
+from curator.executors.sizing import Cluster, PoolPlan, plan_pools
 from curator.executors.workers import StageSetupError
-from curator.stages.base import ProcessingStage
+from curator.run.outcome import Outcome
+from curator.run.stats import RunStats
 from curator.tasks import Task
 
 __all__ = ["RayActorPoolExecutor", "PoolController"]
@@ -46,25 +37,23 @@ class _GroupActor:
     def __init__(self, group_bytes: bytes, name: str) -> None:
         self.name = name
         self.group: StageGroup = cloudpickle.loads(group_bytes)
-        for stage in self.group.stages:
-            ensure_setup(stage, {"worker": name})
+        setup_group(self.group, name)
 
     def ready(self) -> bool:
         return True
 
     def call(self, max_retries: int, n_stages: int, collect: bool, pick: int | None,
-             *parts: list[Task]) -> tuple[list[OutcomeReport], list[Task]]:
+             *parts: list[Task]) -> tuple[list[Outcome], list[Task]]:
         """Run the group over the tasks of ``parts`` (lists of tasks: Ray resolves the output
         refs of upstream calls here, on the worker), or only the ``pick``-th of them. Two
-        returns: the reports (for the driver) and the tasks passed on (for the next group)."""
+        returns: the outcomes (for the driver) and the tasks passed on (for the next group)."""
         tasks = [t for part in parts for t in part]
         if pick is not None:
             tasks = [tasks[pick]]
-        return chain_reports(self.group, tasks, max_retries, self.name, n_stages, collect)
+        return chain_outcomes(self.group, tasks, max_retries, self.name, n_stages, collect)
 
     def teardown(self) -> None:
-        for stage in self.group.stages:
-            release_stage(stage)
+        release_group(self.group)
 
 
 @dataclass
@@ -90,10 +79,6 @@ class _Batch:
 
         tasks = [t for p in self.parts for t in (p if isinstance(p, list) else ray.get(p))]
         return tasks[self.pick or 0]
-
-
-class _ActorDied(Exception):
-    pass
 
 
 class _Actor:
@@ -132,9 +117,9 @@ class _Actor:
         return self.handle.call.options(num_returns=2).remote(
             max_retries, n_stages, collect, batch.pick, *batch.parts)
 
-    def wait(self, refs: list[Any]) -> tuple[list[OutcomeReport], Any]:
+    def wait(self, refs: list[Any]) -> tuple[list[Outcome], Any]:
         """The reports of a submitted call and the ref of the tasks it passes on (they stay in
-        the object store); raises ``_ActorDied`` (after replacing the actor) when the worker
+        the object store); raises :class:`WorkerDied` (after replacing the actor) when the worker
         process died."""
         import ray
 
@@ -142,38 +127,20 @@ class _Actor:
             return ray.get(refs[0]), refs[1]
         except ray.exceptions.RayActorError as exc:  # the worker process died: replace it
             self._start()
-            raise _ActorDied(f"actor {self.name} of {self.group_name} died: {exc}") from exc
+            raise WorkerDied(f"actor {self.name} of {self.group_name} died: {exc}") from exc
 
     def run(self, group: StageGroup, batch: _Batch, max_retries: int, n_stages: int,
-            collect: bool = True, died: _ActorDied | None = None,
-            ) -> list[tuple[list[OutcomeReport], Any]]:
-        """Call with the retry policy for dying workers: a batch whose worker died is split
-        and each task retried ``max_retries`` times, then rejected by the group's first stage.
-        Restarts and those retries are counted on the group's first stage. ``died``: the
-        batch already killed the actor once (a pipelined call). Returns ``(reports, ref of
+            collect: bool = True, died: WorkerDied | None = None,
+            ) -> list[tuple[list[Outcome], Any]]:
+        """Call under the dead-worker policy every executor shares
+        (:meth:`DeadWorkerPolicy.run`; the death is detected by :meth:`wait`). ``died``: the
+        batch already killed the actor once (a pipelined call). Returns ``(outcomes, ref of
         the passed-on tasks or None)`` per call that succeeded or failed for good."""
-        deaths = 0
-        while True:
-            try:
-                if died is not None:
-                    exc, died = died, None
-                    raise exc
-                reports, out = self.wait(self.submit(batch, max_retries, n_stages, collect))
-                break
-            except _ActorDied as exc:
-                deaths += 1
-                if batch.count > 1:  # find the task that kills its worker
-                    parts = [r for k in range(batch.count)
-                             for r in self.run(group, batch.one(k), max_retries, n_stages,
-                                               collect)]
-                    parts[0][0][0].restarts += deaths
-                    return parts
-                if deaths > max_retries:
-                    return [([worker_death_report(group.first, group.stages[0], batch.task(),
-                                                  deaths, str(exc))], None)]
-        reports[0].restarts += deaths
-        reports[0].retries += deaths
-        return [(reports, out)]
+        return DeadWorkerPolicy(max_retries).run(
+            batch, lambda b: self.wait(self.submit(b, max_retries, n_stages, collect)),
+            index=group.first, stage=group.stages[0],
+            split=lambda b: [b.one(k) for k in range(b.count)] if b.count > 1 else [b],
+            task_of=lambda b: b.task(), died=died)
 
     def close(self) -> None:
         import ray
@@ -204,12 +171,14 @@ class PoolController:
 
     def __init__(self, limits: list[tuple[int, int]], needs: list[tuple[float, float]],
                  interval_s: float, free: Callable[[], dict[str, float]] | None = None,
-                 busy: float = 0.75, idle: float = 0.5) -> None:
+                 busy: float = 0.75, idle: float = 0.5,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.limits, self.needs = limits, needs
         self.interval_s = interval_s
         self.free = free or _ray_free
         self.busy_level, self.idle_level = busy, idle
-        now = time.monotonic()
+        self.clock = clock
+        now = clock()
         self._next = now + interval_s
         self._busy = [0.0] * len(limits)
         self._calls = [0] * len(limits)
@@ -238,7 +207,7 @@ class PoolController:
     def restart_clock(self, k: int) -> None:
         """Pool ``k`` changed size: measure it afresh."""
         with self._lock:
-            self._busy[k], self._calls[k], self._since[k] = 0.0, 0, time.monotonic()
+            self._busy[k], self._calls[k], self._since[k] = 0.0, 0, self.clock()
             self.usage[k] = None
 
     def decide(self, running: list[int], waiting: list[bool],
@@ -246,7 +215,7 @@ class PoolController:
         """``+1`` (start an actor), ``-1`` (let one go) or ``0`` per pool. ``running``: actors
         per pool; ``waiting``: more batches queued than its actors hold; ``alive``: the pool
         still has work to come (a finished pool is left alone)."""
-        now = time.monotonic()
+        now = self.clock()
         moves = [0] * len(running)
         if not self.active or now < self._next:
             return moves
@@ -379,109 +348,68 @@ class _Pool:
 class RayActorPoolExecutor(RayExecutorBase):
     """Streams tasks through one pool of Ray actors per group of stages, all pools at once.
 
-    The source stage runs on the driver (as for :class:`RayDataExecutor`); consecutive stages
-    asking for the same ``Resources`` are fused into one group (``fuse_stages=False``: one stage
-    per group). Each actor holds a copy of its group and calls every member's ``setup()`` once.
-    A call returns its reports (statistics, rejected records, checkpoint: booked on the driver
-    as they land) apart from the tasks it passes on: those stay in Ray's object store and the
-    next group's actors receive them by reference, so the driver never holds intermediate
-    tasks, and a downstream batch starts as soon as enough upstream outputs are ready (the
-    first output appears early, as on Ray Data). When the pools of all groups cannot be alive
-    at once (their GPU shares do not fit the cluster, or ``streaming=False``) the groups run
-    one after the other, still passing outputs by reference.
-    ``Resources`` become the actors' ``num_cpus`` / ``num_gpus`` (``gpu_memory_gb`` as a
-    fraction of the node's GPU); streaming pools share the cluster's CPUs like Ray Data's
-    (CPU shares scaled down to fit together). A task that raises is retried ``max_retries``
-    times, then written to the rejected sink; an actor whose process dies is replaced and its
-    batch retried task by task (a restart, and a task that kills every attempt, are counted on
-    the group's first stage).
-
-    Config keys:
-        num_workers: actors per group: int, or ``{stage_name: int}`` (a group takes the largest
-            of its members; default: from resources, the CPUs shared between the CPU groups).
-        fuse_stages: fuse consecutive stages with equal resources (default ``True``).
-        max_retries: overrides the run's retry count.
-        address, num_cpus, num_gpus, object_store_memory, ray_timeout_s: the Ray cluster (as
-            for :class:`RayDataExecutor`; a local one is started and stopped when none runs).
-        setup_timeout_s: how long an actor may take to start and run ``setup()`` (default 600).
-        batches_in_flight: batches queued on each actor at once (default 2), so an actor never
-            waits for the driver between batches.
-        streaming: run all groups' pools at once (default ``True``); ``False``: one group
-            after the other (each pool then may take the whole cluster).
-        collect_outputs: bring the output tasks back to the driver (default ``True``); with
-            ``False`` actors send only their count and paths (``result.num_outputs``,
-            ``result.output_paths``) and the result list stays empty.
-        source_window: the most partitions taken from a lazily listing source before they
-            run (default 100,000): the driver's memory does not grow with the listing.
-        ignore_head_node: place no actor on the cluster's head node (NeMo Curator's option;
-            default ``False``). Actors are spread over the nodes that have room for them.
-        gpu_memory_gb_per_gpu: GPU memory in GB to size ``gpu_memory_gb`` against where the
-            cluster's GPU type is unknown (see :mod:`curator.executors.gpu_sizing`).
-        min_workers, max_workers: the fewest and most actors a group's pool may have (int or
-            ``{stage_name: int}``; default: the starting size, a fixed pool). Pools change
-            size by measured throughput (:class:`PoolController`), one actor every
-            ``scale_interval_s`` (default 2): a busy pool with batches waiting takes one more
-            actor while the cluster has room (a node joined); when it is full, a pool whose
-            actors idle (held back by a slow downstream group) lets one go for it.
-        autoscale: ``True`` sets the defaults of ``min_workers`` to 1 and of ``max_workers``
-            to what the cluster holds, so the pools share it by their measured throughput.
+    The source stage runs on the driver; consecutive stages with equal ``Resources`` share a
+    group, and each actor calls its members' ``setup()`` once. A call's reports reach the driver
+    as they land; the tasks it passes on stay in Ray's object store and go to the next pool by
+    reference. Pool sizes come from the planner (:mod:`curator.executors.sizing`) and follow
+    measured throughput between ``min_workers`` and ``max_workers`` (:class:`PoolController`);
+    GPU groups that cannot all hold an actor at once run one after the other. Config keys:
+    :class:`~curator.executors.config.ActorPoolConfig`; behaviour: ``docs/executors.md``.
     """
 
     name = "ray_actor_pool"
-    config_keys = RayExecutorBase.config_keys | {"setup_timeout_s", "ignore_head_node",
-                                                 "batches_in_flight", "max_workers",
-                                                 "min_workers", "autoscale",
-                                                 "scale_interval_s", "streaming"}
+    config_class = ActorPoolConfig
+    cfg: ActorPoolConfig
 
-    def plan(self, groups: list[StageGroup], n_tasks: int, cpus: float, gpus: float
-             ) -> tuple[bool, list[tuple[int, dict[str, Any]]]]:
+    def plan(self, groups: list[StageGroup], n_tasks: int, cpus: float, gpus: float,
+             nodes: int = 1) -> tuple[bool, list[tuple[int, dict[str, Any]]]]:
         """Whether the groups stream (all pools at once), and each pool's size and actor
-        options (``num_cpus``, ``num_gpus``). Streaming pools share the CPUs between the CPU
-        groups and the GPUs between the GPU groups, and their CPU shares are scaled down so
-        that together they fit ``cpus``; when the GPU groups cannot all hold an actor at once,
-        or with ``streaming=False``, each group in turn gets the whole cluster."""
-        gpu_mem = (node_gpu_memory_gb(self.config.get("gpu_memory_gb_per_gpu"))
-                   if any(g.resources.gpu_memory_gb for g in groups) else None)
-        fracs = [g.resources.gpu_fraction(gpu_mem) or 0.0 for g in groups]
-        stream = bool(self.config.get("streaming", True)) and len(groups) > 1
-        fixed = [g.num_workers(self.workers_override) for g in groups]
-        sizes = (workers_together([g.resources for g in groups], fixed, cpus, gpus, gpu_mem,
-                                  share_gpus=True) if stream else [0] * len(groups))
-        stream = stream and all(sizes)  # every GPU pool holds an actor at once
-        sizes = [n or workers_alone(g.resources, f, cpus, int(gpus), gpu_mem)
-                 for g, n, f in zip(groups, sizes, fixed, strict=True)]
-        sizes = [max(1, min(n, -(-n_tasks // max(g.batch_size, 1))))
-                 for g, n in zip(groups, sizes, strict=True)]
-        if stream and sum(n * f for n, f in zip(sizes, fracs, strict=True)) > gpus + 1e-9:
-            stream = False
-        if not stream and len(groups) > 1:  # each pool alone on the cluster
-            return False, [p for g in groups
-                           for p in self.plan([g], n_tasks, cpus, gpus)[1]]
-        shares = fit_cpu_shares([min(g.resources.cpus, cpus) for g in groups], sizes, cpus)
-        plans = []
-        for n, frac, share in zip(sizes, fracs, shares, strict=True):
-            opts: dict[str, Any] = {"num_cpus": share, "max_restarts": 0}
-            if frac:
-                opts["num_gpus"] = frac
-            plans.append((n, opts))
-        return stream, plans
+        options (``num_cpus``, ``num_gpus``): see :meth:`pool_plans`."""
+        stream, plans = self.pool_plans(groups, n_tasks, Cluster(cpus, gpus, None, nodes))
+        return stream, [(p.workers, self._actor_options(p)) for p in plans]
 
-    def _run_window(self, stages: list[ProcessingStage], tasks: list[Task], first: int,
-                    ctx: RunContext, stats: RunStats, tracker: PartitionTracker,
-                    cluster: dict[str, float], outputs: OutputCollector) -> None:
-        """Stream ``tasks`` through one actor pool per group of ``stages[first:]``."""
-        names = [s.name for s in stages]
-        groups = self.groups(stages[first:], first)
+    @staticmethod
+    def _actor_options(plan: PoolPlan) -> dict[str, Any]:
+        opts: dict[str, Any] = {"num_cpus": plan.cpus, "max_restarts": 0}
+        if plan.gpus:
+            opts["num_gpus"] = plan.gpus
+        return opts
+
+    def pool_plans(self, groups: list[StageGroup], n_tasks: int,
+                   cluster: Cluster) -> tuple[bool, list[PoolPlan]]:
+        """Whether the groups stream, and the planner's plan of each pool
+        (:func:`~curator.executors.sizing.plan_pools`), no pool larger than its batches.
+        Streaming pools share the cluster; when the GPU groups cannot all hold an actor at
+        once, or with ``streaming=False``, each group in turn gets the whole cluster."""
+        if any(g.resources.gpu_memory_gb for g in groups) and cluster.gpu_memory_gb is None:
+            cluster = replace(cluster,
+                              gpu_memory_gb=node_gpu_memory_gb(self.cfg.gpu_memory_gb_per_gpu))
+        demands = [self.demand(g) for g in groups]
+        most = [-(-n_tasks // max(g.batch_size, 1)) for g in groups]
+        stream = self.cfg.streaming and len(groups) > 1
+        if stream:
+            plans = plan_pools(demands, cluster, autoscale=self.cfg.autoscale, most=most)
+            stream = (all(p.workers for p in plans)  # every GPU pool holds an actor at once
+                      and sum(p.workers * p.gpus for p in plans) <= cluster.gpus + 1e-9)
+            if stream:
+                return True, plans
+        return False, [plan_pools([d], cluster, autoscale=self.cfg.autoscale, most=[m])[0]
+                       for d, m in zip(demands, most, strict=True)]
+
+    def _run_window(self, run: Run, groups: list[StageGroup], tasks: list[Task]) -> None:
+        """Stream ``tasks`` through one actor pool per group."""
+        ctx, stats, cluster = run.ctx, run.stats, run.resources
         cpus = float(cluster.get("CPU", 1.0))
         gpus = float(cluster.get("GPU", 0.0))
-        ignore_head = bool(self.config.get("ignore_head_node", False))
+        ignore_head = self.cfg.ignore_head_node
         nodes = alive_nodes(ignore_head)
         if ignore_head:  # size the pools for the nodes they may use
             cpus = sum(float(nd["Resources"].get("CPU", 0.0)) for nd in nodes) or 1.0
             gpus = sum(float(nd["Resources"].get("GPU", 0.0)) for nd in nodes)
-        stream, plans = self.plan(groups, len(tasks), cpus, gpus)
-        pools = [_Pool(k, g, n, opts, nodes, ignore_head)
-                 for k, (g, (n, opts)) in enumerate(zip(groups, plans, strict=True))]
+        stream, plans = self.pool_plans(groups, len(tasks),
+                                        Cluster(cpus, gpus, None, self.usable_nodes()))
+        pools = [_Pool(k, g, p.workers, self._actor_options(p), nodes, ignore_head)
+                 for k, (g, p) in enumerate(zip(groups, plans, strict=True))]
         for pool, nxt in zip(pools, pools[1:], strict=False):
             pool.next = nxt
         for pool in pools:
@@ -496,34 +424,34 @@ class RayActorPoolExecutor(RayExecutorBase):
         lock = threading.Lock()
         errors: list[BaseException] = []
 
-        def landed(pool: _Pool, reports: list[OutcomeReport], out: Any) -> None:
+        def landed(pool: _Pool, reports: list[Outcome], out: Any) -> None:
             """Bookkeeping as each call lands (so the checkpoint advances during the run), then
             its passed-on tasks (by reference) to the next group's queue."""
             with lock:
                 for rep in reports:
-                    outputs.add(apply_report(rep, names, ctx, stats, tracker))
+                    run.book(rep)
                 passed = sum(len(r.produced) for r in reports
                              if r.index == pool.group.indices[-1])
                 if out is not None and passed and pool.index + 1 < len(pools):
                     pools[pool.index + 1].feed(out, passed)
 
-        self._stream(pools, stream, ctx.max_retries, len(stages), stats, landed, errors,
-                     (cpus, gpus))
+        self._stream(pools, stream, ctx.max_retries, len(run.stages), stats, landed, errors,
+                     [(p.min_workers, p.max_workers) for p in plans])
         if errors:
             raise errors[0]
 
     def _stream(self, pools: list[_Pool], stream: bool, max_retries: int, n_stages: int,
                 stats: RunStats, landed: Any, errors: list[BaseException],
-                capacity: tuple[float, float]) -> None:
+                limits: list[tuple[int, int]]) -> None:
         """Run the pools (all at once with ``stream``, else one after the other) until every
         batch landed; a pool's upstream is done when the previous pool's threads all ended.
-        Pool sizes follow the :class:`PoolController` (``capacity``: the CPUs and GPUs the
-        pools may use)."""
+        Pool sizes follow the :class:`PoolController` (``limits``: the fewest and most actors
+        of each pool)."""
         import ray
 
-        timeout = float(self.config.get("setup_timeout_s", 600.0))
-        depth = max(1, int(self.config.get("batches_in_flight", 2)))
-        args = (max_retries, n_stages, bool(self.config.get("collect_outputs", True)))
+        timeout = self.cfg.setup_timeout_s
+        depth = max(1, self.cfg.batches_in_flight)
+        args = (max_retries, n_stages, self.cfg.collect_outputs)
 
         def worker(pool: _Pool, w: int) -> None:
             """Keeps ``depth`` batches queued on its actor, so the actor never waits for the
@@ -557,7 +485,7 @@ class RayActorPoolExecutor(RayExecutorBase):
                     pending.popleft()
                     try:
                         done = [actor.wait(refs)]
-                    except _ActorDied as died:  # the calls queued behind it died with it
+                    except WorkerDied as died:  # the calls queued behind it died with it
                         rest = [b for b, _ in pending]
                         pending.clear()
                         done = actor.run(group, batch, *args, died=died)
@@ -587,11 +515,8 @@ class RayActorPoolExecutor(RayExecutorBase):
             for _ in range(pool.workers):
                 start_worker(pool)
 
-        control = PoolController([pool_limits(self.config, p.group.stages, p.workers,
-                                              p.opts["num_cpus"], p.frac, *capacity)
-                                  for p in pools],
-                                 [(p.opts["num_cpus"], p.frac) for p in pools],
-                                 float(self.config.get("scale_interval_s", 2.0)))
+        control = PoolController(limits, [(p.opts["num_cpus"], p.frac) for p in pools],
+                                 self.cfg.scale_interval_s)
         for pool in pools if stream else pools[:1]:
             start(pool)
         while not all(p.done for p in pools):

@@ -1,57 +1,43 @@
-"""What the Ray executors share: cluster ownership, resource mapping, retries, bookkeeping."""
+"""What the Ray executors share: the cluster session of a run, ``setup_on_node`` on every node,
+the run's keys in Ray's key-value store (:class:`RayKV`) and the dead-worker counter kept there
+(:class:`RayDeaths`); the rest of a run is the skeleton's (:meth:`BaseExecutor.execute`)."""
 
 from __future__ import annotations
 
 import contextlib
 import functools
-import time
 from abc import abstractmethod
 from collections.abc import Iterator
 from typing import Any, ClassVar
 
-from curator.checkpoint import PartitionTracker
-from curator.executors.base import (
-    BaseExecutor,
-    OutputCollector,
-    RunContext,
-    RunResult,
-    ensure_setup,
-    release_stage,
-)
-from curator.executors.fusion import StageGroup, group_stages
-from curator.executors.ray_client import RayClient, alive_nodes
-from curator.executors.retry import (
-    BatchOutcome,
-    apply_outcome,
-    apply_report,
-    outcome_report,
-    run_with_retries,
-    source_outcomes,
-)
-from curator.executors.stats import ProgressReporter, RayStageMetrics, RunStats
+from curator.cluster.ray_client import RayClient, alive_nodes
+from curator.executors.base import BaseExecutor, Run
+from curator.executors.config import SOURCE_WINDOW, RayConfig
+from curator.executors.fusion import StageGroup
+from curator.executors.ray_metrics import RayStageMetrics
+from curator.executors.sizing import Demand
 from curator.paths import warn_node_local_paths
 from curator.stages.base import ProcessingStage
 from curator.stages.lifecycle import overrides
 from curator.stages.node_info import NodeInfo, WorkerMetadata
-from curator.tasks import EmptyTask, Task
+from curator.tasks import Task
 
-__all__ = ["RayExecutorBase", "ray_session", "BatchOutcome", "run_with_retries", "apply_outcome",
-           "node_gpu_memory_gb", "stage_override", "pool_limits", "RunStore", "PartitionTracker",
-           "source_windows", "apply_report", "tasks_per_block", "SOURCE_WINDOW",
-           "setup_on_nodes"]
+__all__ = ["RayExecutorBase", "ray_session", "node_gpu_memory_gb", "ray_client", "RayKV",
+           "RayDeaths", "tasks_per_block", "SOURCE_WINDOW", "setup_on_nodes"]
+
+
+def ray_client(cfg: RayConfig, client_class: type[RayClient] = RayClient) -> RayClient:
+    """The (not yet started) client of the cluster ``cfg`` names (``address``, ``num_cpus``,
+    ``num_gpus``, ``object_store_memory``, ``ray_timeout_s``)."""
+    return client_class(address=cfg.address, num_cpus=cfg.num_cpus, num_gpus=cfg.num_gpus,
+                        object_store_memory=cfg.object_store_memory, timeout_s=cfg.ray_timeout_s)
 
 
 @contextlib.contextmanager
-def ray_session(config: dict[str, Any]) -> Iterator[Any]:
-    """Use the running Ray connection, or start a local cluster for the run and stop it after.
-
-    Config keys used: ``address`` (connect there), ``num_cpus``, ``num_gpus``,
-    ``object_store_memory``, ``ray_timeout_s``.
-    """
-    client = RayClient(address=config.get("address"), num_cpus=config.get("num_cpus"),
-                       num_gpus=config.get("num_gpus"),
-                       object_store_memory=config.get("object_store_memory"),
-                       timeout_s=float(config.get("ray_timeout_s", 120.0)))
+def ray_session(cfg: RayConfig) -> Iterator[Any]:
+    """Use the running Ray connection, or start a local cluster for the run and stop it after
+    (:func:`ray_client`)."""
+    client = ray_client(cfg)
     client.start()
     try:
         yield client
@@ -59,42 +45,18 @@ def ray_session(config: dict[str, Any]) -> Iterator[Any]:
         client.stop()
 
 
-def stage_override(config: dict[str, Any], key: str, stage: ProcessingStage) -> Any:
-    """``config[key]`` for this stage: a plain value, or ``{stage_name: value}``."""
-    value = config.get(key)
-    return value.get(stage.name) if isinstance(value, dict) else value
-
-
-def pool_limits(config: dict[str, Any], stages: list[ProcessingStage], size: int,
-                cpus_each: float, gpus_each: float, cpus: float, gpus: float) -> tuple[int, int]:
-    """The fewest and most workers of a pool of ``stages`` planned at ``size`` workers of
-    ``cpus_each`` / ``gpus_each``: the ``min_workers`` / ``max_workers`` config (the largest
-    over the stages), else with ``autoscale`` 1 and as many as ``cpus`` / ``gpus`` hold, else
-    ``size`` (a fixed pool)."""
-    def most(key: str) -> int:
-        return max((int(stage_override(config, key, s) or 0) for s in stages), default=0)
-
-    fits = int(cpus / max(cpus_each, 1e-3) + 1e-9)
-    if gpus_each:
-        fits = min(fits, int(gpus / gpus_each + 1e-9))
-    auto = bool(config.get("autoscale", False))
-    low = most("min_workers") or (1 if auto else size)
-    top = most("max_workers") or (max(fits, 1) if auto else size)
-    return max(1, min(low, size)), max(top, size)
-
-
 def node_gpu_memory_gb(override: float | None = None) -> float | None:
     """GPU memory in GB that ``Resources.gpu_memory_gb`` is sized against: the smallest GPU of
     the connected cluster's GPU nodes, by accelerator type or ``override`` (see
-    :mod:`curator.executors.gpu_sizing`); ``None`` when the cluster has no GPU."""
+    :mod:`curator.cluster.gpu_sizing`); ``None`` when the cluster has no GPU."""
     import ray
 
-    from curator.executors.gpu_sizing import smallest_gpu_memory_gb
+    from curator.cluster.gpu_sizing import smallest_gpu_memory_gb
 
     return smallest_gpu_memory_gb(ray.nodes(), override)
 
 
-class RunStore:
+class RayKV:
     """Keys of one run in Ray's internal key-value store (on the head node): what a worker
     writes there outlives the worker process if it dies, and the driver can read it."""
 
@@ -131,56 +93,48 @@ class RunStore:
                                      namespace=self.NAMESPACE)
 
 
-SOURCE_WINDOW = 100_000
-"""Partitions a Ray executor takes from the source at most before running them (config key
-``source_window``): the driver never holds more, whatever the listing's size."""
+class RayDeaths:
+    """A :class:`~curator.executors.retry.DeathCounter` in the run's :class:`RayKV` store: it
+    outlives the worker process that died, and the retry may run in another. A block or task
+    runs in one place at a time, so a read and a write suffice."""
 
+    def __init__(self, run_key: str) -> None:
+        self.store = RayKV(run_key)
+        self._task: str | None = None
+        self._deaths = 0
 
-def source_windows(stages: list[ProcessingStage], initial: list[Task], ctx: RunContext,
-                   stats: RunStats, tracker: PartitionTracker, window: int = SOURCE_WINDOW,
-                   ) -> Iterator[tuple[list[Task], int]]:
-    """The tasks the cluster starts from, window by window, and the index of the first stage
-    to run there.
+    def add(self, key: str) -> int:
+        n = int(self.store.get(key) or 0) + 1
+        self.store.put(key, str(n).encode())
+        return n
 
-    Given an empty root task, the source stage (the one that lists the work: files, manifest
-    lines) runs here on the driver, like on the local executor, chunk by chunk
-    (:meth:`~ProcessingStage.process_stream`): each window of at most ``window`` partitions
-    (plus a chunk) is yielded to run through the pipeline before more is listed. A source that
-    fails stops the run with :class:`SourceStageError`, and partitions an earlier run finished
-    are dropped, so every remaining partition is its own unit of parallel work. Given tasks,
-    those minus the finished partitions are the start (one window).
-    """
-    if not isinstance(initial[0], EmptyTask):
-        for t in initial:
-            t.metadata.setdefault("partition", t.task_id)
-        tasks, skipped = ctx.skip_done(initial)
-        stats.stages[0].skipped += skipped
-        for t in tasks:
-            tracker.seed(t.partition, t.task_id)
-        yield tasks, 0
-        return
-    source = stages[0]
-    source.setup_on_node(NodeInfo(node_id=_driver_node_id()), WorkerMetadata())
-    ensure_setup(source, {"worker": "driver"})
-    stats.stages[0].workers = 1
-    names = [s.name for s in stages]
-    tasks: list[Task] = []
-    windows = 0
-    try:
-        for o in source_outcomes(source, initial[0], ctx.max_retries):
-            o.call.outputs, skipped = ctx.skip_done(o.call.outputs)
-            rep = outcome_report(0, o, keep_outputs=True)
-            rep.skipped = skipped
-            apply_report(rep, names, ctx, stats, tracker)
-            tasks.extend(o.call.outputs)
-            if len(tasks) >= max(1, window):
-                windows += 1
-                yield tasks, 1
-                tasks = []
-    finally:
-        release_stage(source)
-    if tasks or not windows:
-        yield tasks, 1
+    def clear(self, key: str = "") -> None:
+        """Forget ``key`` (by default every key of the run)."""
+        self.store.delete(key)
+
+    def block_deaths(self, group: int) -> int:
+        """How often the Ray task running this call of group ``group`` (one input block) died
+        before: 0 on its first attempt. Counted once per attempt, on its first call (a retry
+        keeps Ray's task id), so the common path costs two store operations per block, not per
+        batch. 0 where Ray Data calls the function in the driver (no worker to lose)."""
+        import ray
+
+        context = ray.get_runtime_context()
+        if context.worker.mode != ray._private.worker.WORKER_MODE:
+            return 0
+        task = context.get_task_id()
+        if task != self._task:
+            self._task = task
+            self._deaths = self.add(f"r{group}:{task}") - 1
+            if self._deaths:  # one key per death: concurrent blocks never share a counter
+                self.add(f"d{group}:{task}:{self._deaths}")
+        return self._deaths
+
+    def deaths(self, group: int) -> int:
+        """The worker deaths of group ``group`` in this run: one per retried attempt of a block.
+        Counted here, not on an outcome: Ray's streaming generator drops a retry's outputs up
+        to where the dead attempt had got, and a count riding on one of them would be lost."""
+        return len(self.store.keys(f"d{group}:"))
 
 
 def _driver_node_id() -> str:
@@ -220,7 +174,7 @@ def setup_on_nodes(stages: list[ProcessingStage],
     import ray
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-    from curator.executors.ray_client import alive_nodes
+    from curator.cluster.ray_client import alive_nodes
 
     wanted = [s for s in stages if overrides(s, ProcessingStage, "setup_on_node")]
     if not wanted:
@@ -253,80 +207,80 @@ def tasks_per_block(n_tasks: int, cluster: dict[str, float], configured: Any = N
 
 
 class RayExecutorBase(BaseExecutor):
-    """What both Ray executors share: config validation, the cluster session for a run,
-    progress and timing, and stage fusion. Subclasses implement :meth:`_run`."""
+    """What the Ray executors share: the cluster session (:meth:`session`), ``setup_on_node``
+    on every node, the source window, and running the groups window by window. Subclasses
+    implement :meth:`_run_window`."""
 
-    config_keys: ClassVar[frozenset[str]] = frozenset({
-        "num_workers", "fuse_stages", "max_retries", "address", "num_cpus", "num_gpus",
-        "object_store_memory", "ray_timeout_s", "gpu_memory_gb_per_gpu", "collect_outputs",
-        "source_window"})
+    config_class: ClassVar[type[RayConfig]] = RayConfig
+    cfg: RayConfig
     counts_partitions: ClassVar[bool] = False
     """Whether the run's tracker counts partitions without a checkpoint too (an executor that
     re-runs unfinished partitions after a lost worker needs to know them)."""
 
-    def __init__(self, config: dict[str, Any] | None = None, **kwargs: Any) -> None:
-        super().__init__({**(config or {}), **kwargs})
-        self.warn_unknown_keys(self.config_keys)
+    @contextlib.contextmanager
+    def session(self, stages: list[ProcessingStage]) -> Iterator[dict[str, float]]:
+        """The Ray connection for the run (:func:`ray_session`) and Ray's metrics of it;
+        yields the resources the pools are sized from (:meth:`usable_resources`)."""
+        with ray_session(self.cfg) as client:
+            warn_node_local_paths(stages, len(alive_nodes()))
+            yield self.usable_resources(client.cluster_resources())
 
-    def execute(self, stages: list[ProcessingStage], initial_tasks: list[Task] | None = None,
-                *, context: RunContext | None = None) -> RunResult:
-        ctx = context or RunContext()
-        if "max_retries" in self.config:
-            ctx.max_retries = int(self.config["max_retries"])
-        stats = RunStats.for_stages([s.name for s in stages], executor=self.name)
-        with ray_session(self.config) as client:
-            reporter = ProgressReporter(stats, ctx.progress_interval) if ctx.progress else None
-            if reporter:
-                reporter.__enter__()
-            start = time.perf_counter()
-            try:
-                warn_node_local_paths(stages, len(alive_nodes()))
-                with RayStageMetrics(stats, ctx.pipeline_name):  # Ray dashboard / Prometheus
-                    outputs = self._run(stages, self.initial(initial_tasks), ctx, stats,
-                                        client.cluster_resources())
-            finally:
-                stats.wall_s = time.perf_counter() - start
-                if reporter:
-                    reporter.__exit__()
-        if isinstance(outputs, list) and not self.config.get("collect_outputs", True):
-            lean = OutputCollector(collect=False)  # an executor that returns a plain list
-            lean.add(outputs)
-            outputs = lean
-        return self.finish(ctx, stats, outputs)
+    def usable_resources(self, cluster: dict[str, float]) -> dict[str, float]:
+        """The resources the pools are sized from: the cluster's."""
+        return cluster
 
-    def groups(self, stages: list[ProcessingStage], first: int = 0) -> list[StageGroup]:
-        """The fused stage groups of ``stages`` (pipeline indices from ``first``)."""
-        return group_stages(stages, first, fuse=bool(self.config.get("fuse_stages", True)))
+    def source_window(self) -> int:
+        """The ``source_window`` config: the driver never holds more partitions of the
+        source's listing, whatever its size."""
+        return self.cfg.source_window or SOURCE_WINDOW
 
-    def windows(self, stages: list[ProcessingStage], initial: list[Task], ctx: RunContext,
-                stats: RunStats, tracker: PartitionTracker) -> Iterator[tuple[list[Task], int]]:
-        """:func:`source_windows` with this executor's ``source_window`` config."""
-        return source_windows(stages, initial, ctx, stats, tracker,
-                              int(self.config.get("source_window") or SOURCE_WINDOW))
+    def setup_on_nodes(self, stages: list[ProcessingStage],
+                       source: ProcessingStage | None) -> None:
+        """``setup_on_node`` once on every node of the cluster that can hold a worker of the
+        stage (:func:`setup_on_nodes`), the source's on the driver's node."""
+        if source is not None:
+            source.setup_on_node(NodeInfo(node_id=_driver_node_id()), WorkerMetadata())
+        setup_on_nodes(stages, self.cfg.ignore_head_node)
+
+    def run_groups(self, run: Run, groups: list[StageGroup],
+                   windows: Iterator[list[Task]]) -> None:
+        """Each window in turn through the groups on the cluster (:meth:`_run_window`), with
+        Ray's metrics of the run (dashboard, Prometheus)."""
+        with RayStageMetrics(run.stats, run.ctx.pipeline_name):
+            for tasks in windows:
+                if tasks:
+                    self._run_window(run, groups, tasks)
 
     def workers_override(self, stage: ProcessingStage) -> int | None:
         """The ``num_workers`` config for ``stage`` (plain or per stage name)."""
-        return stage_override(self.config, "num_workers", stage)
+        return self.cfg.per_stage("num_workers", stage.name)
 
-    def _run(self, stages: list[ProcessingStage], initial: list[Task], ctx: RunContext,
-             stats: RunStats, cluster: dict[str, float]) -> OutputCollector:
-        """Run the stages on the connected cluster, window by window of the source's
-        partitions (:meth:`windows`); return the last stage's outputs."""
-        tracker = ctx.tracker(len(stages), count=self.counts_partitions)
-        outputs = OutputCollector(bool(self.config.get("collect_outputs", True)))
-        # once per run, before any pool starts; an empty root task's source runs on the driver
-        on_cluster = stages[1:] if isinstance(initial[0], EmptyTask) else stages
-        setup_on_nodes(on_cluster, bool(self.config.get("ignore_head_node")))
-        for tasks, first in self.windows(stages, initial, ctx, stats, tracker):
-            if not tasks or first == len(stages):
-                outputs.add(tasks if first == len(stages) else [])
-                continue
-            self._run_window(stages, tasks, first, ctx, stats, tracker, cluster, outputs)
-        return outputs
+    def demand(self, group: StageGroup, holds_cpus: bool = True) -> Demand:
+        """What ``group`` asks of the planner: its resources, fixed count and the pool bounds
+        configured for its members (the largest over them)."""
+        def most(key: str) -> int | None:
+            return max((int(self.cfg.per_stage(key, s.name) or 0)
+                        for s in group.stages), default=0) or None
+
+        bounds = ({"min_workers": most("min_workers"), "max_workers": most("max_workers")}
+                  if hasattr(self.cfg, "min_workers") else {})
+        return Demand(group.resources, group.num_workers(self.workers_override),
+                      holds_cpus=holds_cpus, **bounds)
+
+    def usable_nodes(self) -> int:
+        """Alive nodes with CPUs that may run workers (the head left out with
+        ``ignore_head_node`` where there is another node); 1 without Ray."""
+        import ray
+
+        if not ray.is_initialized():
+            return 1
+        try:
+            nodes = alive_nodes(self.cfg.ignore_head_node)
+        except ValueError:  # no node besides the head: it runs there
+            nodes = alive_nodes()
+        return max(1, sum(1 for n in nodes if (n.get("Resources") or {}).get("CPU", 0) > 0))
 
     @abstractmethod
-    def _run_window(self, stages: list[ProcessingStage], tasks: list[Task], first: int,
-                    ctx: RunContext, stats: RunStats, tracker: PartitionTracker,
-                    cluster: dict[str, float], outputs: OutputCollector) -> None:
-        """Run ``tasks`` through ``stages[first:]`` on the cluster, booking every report
-        (:func:`apply_report`) as it arrives and the run's outputs into ``outputs``."""
+    def _run_window(self, run: Run, groups: list[StageGroup], tasks: list[Task]) -> None:
+        """Run ``tasks`` through ``groups`` on the cluster, booking every outcome
+        (``run.book``) as it arrives."""

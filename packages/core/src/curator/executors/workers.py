@@ -1,6 +1,7 @@
 """Stage workers for the local executor: in a thread of this process, or in a worker process.
-A worker runs a *job*: one stage (:class:`StageJob`) or anything with the same four members,
-such as a chain of fused stages (:class:`curator.executors.fusion.ChainJob`)."""
+A worker runs a *job*: a stage group's chain (:class:`curator.executors.fusion.ChainJob`), or
+anything with its four members (``setup(worker)``, ``job(tasks, worker)``, ``release()``,
+``name``)."""
 
 from __future__ import annotations
 
@@ -17,49 +18,23 @@ from typing import Any
 
 import cloudpickle
 
-from curator.executors.base import StageCall, ensure_setup, invoke_stage, release_stage
-from curator.stages.base import ProcessingStage
+from curator.executors.retry import WorkerDied
 from curator.tasks import Task
 
-__all__ = ["WorkerDied", "StageSetupError", "StageJob", "ThreadWorker", "ProcessWorker",
+__all__ = ["WorkerDied", "StageSetupError", "ThreadWorker", "ProcessWorker",
            "child_main", "worker_command"]
-
-
-class WorkerDied(RuntimeError):
-    """A worker process exited while it held a task."""
 
 
 class StageSetupError(RuntimeError):
     """A stage's ``setup()`` raised: the run cannot go on without that stage."""
 
 
-class StageJob:
-    """One stage as a worker's job: ``setup(worker)``, ``job(tasks, worker)`` (never raises),
-    ``release()``, and ``name`` for messages."""
-
-    def __init__(self, stage: ProcessingStage) -> None:
-        self.stage, self.name = stage, stage.name
-
-    def setup(self, worker: str) -> None:
-        ensure_setup(self.stage, {"worker": worker})
-
-    def __call__(self, tasks: list[Task], worker: str) -> StageCall:
-        return invoke_stage(self.stage, tasks, worker)
-
-    def release(self) -> None:
-        release_stage(self.stage)
-
-
-def _job(work: Any) -> Any:
-    return StageJob(work) if isinstance(work, ProcessingStage) else work
-
-
 class ThreadWorker:
-    """Runs its own copy of a stage (or job) in the calling thread."""
+    """Runs its own copy of a job in the calling thread."""
 
-    def __init__(self, work: ProcessingStage | Any, name: str) -> None:
+    def __init__(self, work: Any, name: str) -> None:
         self.name = name
-        self.job = copy.deepcopy(_job(work))
+        self.job = copy.deepcopy(work)
         try:
             self.job.setup(name)  # serialised across threads
         except Exception as exc:
@@ -80,7 +55,7 @@ def child_main(fd: int) -> None:
     """Body of a worker process (``python -m curator.executors._worker FD``).
 
     Receives the parent's ``sys.path`` and its name, then the job (cloudpickle), runs its
-    ``setup()`` and answers one result (a ``StageCall`` for a stage) per list of tasks until it
+    ``setup()`` and answers one result (the job's: outcomes and passed-on tasks) per list of tasks until it
     gets ``None`` or the pipe closes. It never imports the parent's ``__main__``: stages arrive
     by value.
     """
@@ -120,7 +95,7 @@ def worker_command(fd: int) -> list[str] | None:
 
 
 class ProcessWorker:
-    """Runs a stage (or job) in a fresh Python process; tasks and results cross a pipe
+    """Runs a job in a fresh Python process; tasks and results cross a pipe
     (cloudpickle).
 
     The process runs ``python -m curator.executors._worker``, not the user's script, so a script
@@ -129,9 +104,7 @@ class ProcessWorker:
     :meth:`restart` starts a fresh one (running ``setup()`` again).
     """
 
-    def __init__(self, work: ProcessingStage | Any, name: str,
-                 setup_timeout: float = 600.0) -> None:
-        job = _job(work)
+    def __init__(self, job: Any, name: str, setup_timeout: float = 600.0) -> None:
         self.stage_name = job.name
         self.name = name
         self.setup_timeout = setup_timeout

@@ -18,37 +18,28 @@ from typing import Any
 
 import cloudpickle
 
-from curator.executors.base import OutputCollector, RunContext, RunResult, ensure_setup
-from curator.executors.fusion import StageGroup, chain_reports
-from curator.executors.ray_client import (
-    STATE_API_ENV,
-    RayClient,
-    RayStartError,
-    alive_nodes,
-    environ,
-)
+from curator.cluster.ray_client import STATE_API_ENV, RayClient, RayStartError, alive_nodes, environ
+from curator.executors.base import Run
+from curator.executors.config import XennaConfig
+from curator.executors.fusion import StageGroup, chain_outcomes, setup_group
 from curator.executors.ray_common import (
-    PartitionTracker,
     RayExecutorBase,
-    RunStore,
+    RayKV,
     node_gpu_memory_gb,
+    ray_client,
     tasks_per_block,
 )
-from curator.executors.retry import apply_report, worker_death_report
-from curator.executors.stats import RunStats
+from curator.executors.retry import DeadWorkerPolicy
+from curator.executors.sizing import Cluster, plan_pools
+from curator.run.context import RunContext
+from curator.run.result import RunResult
 from curator.stages.base import ProcessingStage
 from curator.tasks import Task
 
 __all__ = ["XennaExecutor", "XennaRayClient"]
 
-_MODES = ("streaming", "batch")
 _VERBOSITY = ("actor_pool_verbosity_level", "monitoring_verbosity_level",
               "autoscaler_verbosity_level", "executor_verbosity_level")
-# NeMo Curator's defaults for the Xenna config keys it documents
-_DEFAULTS: dict[str, Any] = {
-    "execution_mode": "streaming", "logging_interval": 60, "autoscale_interval_s": 180,
-    "cpu_allocation_percentage": 0.95, "log_worker_allocation_layout": True,
-    **{k: "INFO" for k in _VERBOSITY}}
 # Xenna lists actors through Ray's state API with this limit (the dashboard must allow it) and
 # sets CUDA_VISIBLE_DEVICES of its GPU workers itself.
 _XENNA_ENV = {**STATE_API_ENV, "RAY_EXPERIMENTAL_NOSET_CUDA_VISIBLE_DEVICES": "1"}
@@ -142,7 +133,7 @@ def _stage_class(group: StageGroup, v1: Any) -> type:
 
     class _XennaGroupStage(v1.Stage):
         """Runs a group of fused stages in one Xenna worker and sends every batch's
-        :class:`~curator.executors.retry.OutcomeReport` to the driver through ``reports``.
+        :class:`~curator.run.outcome.Outcome` to the driver through ``reports``.
 
         Each call is written to ``journal`` while it runs (its tasks' keys; ``alone``: one
         task per call, kept in the journal too), so after a worker died the driver knows what
@@ -154,7 +145,7 @@ def _stage_class(group: StageGroup, v1: Any) -> type:
 
         def __init__(self, group: StageGroup, n_stages: int, max_retries: int, cpus: float,
                      gpus: float, reports: Any, collect: bool, per_call: int,
-                     journal: RunStore | None = None, loud: frozenset[Key] | None = None,
+                     journal: RayKV | None = None, loud: frozenset[Key] | None = None,
                      skip: frozenset[Key] = frozenset(), alone: bool = False) -> None:
             self.group, self.n_stages, self.max_retries = group, n_stages, max_retries
             self.collect, self.per_call = collect, per_call
@@ -178,8 +169,7 @@ def _stage_class(group: StageGroup, v1: Any) -> type:
 
         def setup(self, worker_metadata: Any) -> None:
             self.worker = f"{self.group.name}-{worker_metadata.worker_id}"
-            for stage in self.group.stages:
-                ensure_setup(stage, {"worker": self.worker})
+            setup_group(self.group, self.worker)
 
         def process_data(self, in_data: list[Task]) -> list[Task]:
             first = self.group.first
@@ -194,11 +184,11 @@ def _stage_class(group: StageGroup, v1: Any) -> type:
             quiet = [t for k, t in keyed if self.loud is not None and k not in self.loud]
             passed_on: list[Task] = []
             if quiet:  # already reported: only their outputs are wanted
-                passed_on += chain_reports(self.group, quiet, self.max_retries, self.worker,
-                                           self.n_stages, self.collect)[1]
+                passed_on += chain_outcomes(self.group, quiet, self.max_retries, self.worker,
+                                            self.n_stages, self.collect)[1]
             if loud:
-                reports, out = chain_reports(self.group, loud, self.max_retries, self.worker,
-                                             self.n_stages, self.collect)
+                reports, out = chain_outcomes(self.group, loud, self.max_retries, self.worker,
+                                              self.n_stages, self.collect)
                 self.reports.put((self.worker, reports))  # booked on the driver as it arrives
                 passed_on += out
             if self.journal is not None:
@@ -208,7 +198,7 @@ def _stage_class(group: StageGroup, v1: Any) -> type:
     return type(group.name, (_XennaGroupStage,), {"__module__": __name__})
 
 
-def _journaled_calls(journal: RunStore) -> list[tuple[list[Key], list[Task] | None]]:
+def _journaled_calls(journal: RayKV) -> list[tuple[list[Key], list[Task] | None]]:
     """The calls the journal shows running (their tasks' keys, and the tasks of a call made
     alone); a call with no task left to run is left out."""
     calls = (cloudpickle.loads(value) for value in map(journal.get, journal.keys()) if value)
@@ -229,80 +219,35 @@ def _await_release(cpus: float, timeout_s: float = 60.0) -> None:
 
 class XennaExecutor(RayExecutorBase):
     """Runs the pipeline on NVIDIA's Cosmos-Xenna, NeMo Curator's default executor: in
-    ``streaming`` mode every stage runs at once with Xenna's autoscaler sizing the worker
-    pools; in ``batch`` mode one stage at a time over all tasks.
+    ``streaming`` mode every stage runs at once, in ``batch`` mode one stage at a time.
 
     As on the other Ray executors, the source stage runs on the driver, consecutive stages with
-    equal ``Resources`` are fused into one Xenna stage, a task that raises is retried
-    ``max_retries`` times and then kept whole in the rejected sink (the run is not ok), and
-    every batch's report (statistics, rejected records, checkpoint) reaches the driver as it
-    finishes. Xenna allocates CPUs itself: it keeps ``cpu_allocation_percentage`` of each node
-    (rounded down) for the stages, and when the groups' ``Resources.cpus`` add up to more than
-    that, their shares are scaled down so every group gets a worker. Xenna lists actors through
-    Ray's dashboard: with no Ray initialised a local cluster with the dashboard is started for
-    the run (:class:`XennaRayClient`) and stopped after it; a joined cluster must have one
-    (``RayClient()`` starts it by default). Xenna gives GPU workers their GPUs itself: GPU stages
-    need a cluster started with ``RAY_EXPERIMENTAL_NOSET_CUDA_VISIBLE_DEVICES=1``
-    (:class:`XennaRayClient` does that; a plain ``RayClient`` does not, as the other Ray
-    executors need Ray to set ``CUDA_VISIBLE_DEVICES``); elsewhere the run stops with an error.
-
-    Config keys (NeMo Curator's): ``execution_mode`` (``"streaming"`` | ``"batch"``),
-    ``logging_interval`` (seconds between Xenna's status logs, 60), ``autoscale_interval_s``
-    (180), ``cpu_allocation_percentage`` (0.95), ``log_worker_allocation_layout`` (True),
-    ``actor_pool_verbosity_level`` / ``monitoring_verbosity_level`` /
-    ``autoscaler_verbosity_level`` / ``executor_verbosity_level`` (``"NONE"``, ``"INFO"``,
-    ``"DEBUG"``); and those of every Ray executor: ``num_workers`` (fixed workers per stage:
-    int or ``{stage_name: int}``; default: Xenna's autoscaler), ``fuse_stages``,
-    ``max_retries``, ``address``, ``num_cpus``, ``num_gpus``, ``object_store_memory``,
-    ``ray_timeout_s``, ``gpu_memory_gb_per_gpu``, ``collect_outputs``, ``source_window`` (the
-    most partitions taken from a lazily listing source before they run, default 100,000; each
-    window is one Xenna pipeline); and ``tasks_per_block``:
-    tasks per Xenna call (default: one each while there are at most 16 tasks per cluster CPU,
-    then up to 64, as Ray Data's blocks: each call costs Xenna about 18 ms of scheduling).
-
-    Differences from NeMo Curator: Xenna's own retries and ``ignore_failures`` are replaced by
-    the failure rules every executor here shares (retry, then keep the task whole in the
-    rejected sink), and so is its answer to a worker process that dies (the whole pipeline
-    stops): the partitions then running are redone alone until the task that kills its worker
-    is known and, after ``max_retries`` retries, kept whole in the rejected sink (see
-    :meth:`_run_window`); Xenna has no teardown hook and kills its workers at the end, so
-    stages' ``teardown()`` does not run on Xenna.
-
-    Parameters:
-        config: the keys above; an unknown key is ignored with a warning that names it.
-        ignore_head_node: not supported by Xenna (``True`` is an error, as in NeMo Curator).
+    equal ``Resources`` are fused into one Xenna stage, failures follow the shared rules (a
+    worker death, which stops Xenna's whole pipeline, is worked around: see
+    :meth:`_run_window`), and every batch's report reaches the driver as it finishes. Worker
+    counts and CPU shares come from the planner (:meth:`_cpu_shares`). Xenna needs Ray's
+    dashboard, and ``RAY_EXPERIMENTAL_NOSET_CUDA_VISIBLE_DEVICES=1`` for GPU stages
+    (:class:`XennaRayClient`); it has no teardown hook, so stages' ``teardown()`` does not run.
+    Config keys (NeMo Curator's, plus the Ray executors'):
+    :class:`~curator.executors.config.XennaConfig` (``ignore_head_node`` and ``ignore_failures``
+    are errors); behaviour: ``docs/executors.md``.
     """
 
     name = "xenna"
-    config_keys = RayExecutorBase.config_keys | frozenset(_DEFAULTS) | {"tasks_per_block"}
+    config_class = XennaConfig
+    cfg: XennaConfig
     counts_partitions = True  # a dead worker's partitions are redone: the tracker knows them
 
-    def __init__(self, config: dict[str, Any] | None = None, ignore_head_node: bool = False,
-                 **kwargs: Any) -> None:
-        if ignore_head_node:
-            raise ValueError("XennaExecutor: ignore_head_node is not supported by Xenna; use "
-                             "RayActorPoolExecutor or RayDataExecutor to keep the head node free")
+    def __init__(self, config: dict[str, Any] | None = None, **kwargs: Any) -> None:
         if "ignore_failures" in {**(config or {}), **kwargs}:
             raise ValueError("XennaExecutor: config ignore_failures is not supported: a task that "
                              "raises is retried max_retries times, then kept whole in the "
                              "rejected sink and the run is not ok; the other tasks go on")
         super().__init__(config, **kwargs)
-        mode = self.setting("execution_mode")
-        if mode not in _MODES:
-            raise ValueError(f"XennaExecutor: config execution_mode={mode!r}; use one of {_MODES}")
-        for key in _VERBOSITY:
-            level = str(self.setting(key)).upper()
-            if level not in ("NONE", "INFO", "DEBUG"):
-                raise ValueError(f"XennaExecutor: config {key}={self.setting(key)!r}; use "
-                                 f"'NONE', 'INFO' or 'DEBUG'")
-        pct = self.setting("cpu_allocation_percentage")
-        if not isinstance(pct, (int, float)) or not 0 < pct <= 1:
-            raise ValueError(f"XennaExecutor: config cpu_allocation_percentage={pct!r}; use a "
-                             f"fraction in (0, 1]")
 
     def setting(self, key: str) -> Any:
-        """The config value of ``key``, or NeMo Curator's default."""
-        return self.config.get(key, _DEFAULTS.get(key))
+        """The config value of ``key`` (NeMo Curator's default where not given)."""
+        return getattr(self.cfg, key)
 
     def execute(self, stages: list[ProcessingStage], initial_tasks: list[Task] | None = None,
                 *, context: RunContext | None = None) -> RunResult:
@@ -312,20 +257,21 @@ class XennaExecutor(RayExecutorBase):
         if ray.is_initialized():
             _check_state_api()
             return super().execute(stages, initial_tasks, context=context)
-        cfg = self.config
-        client = XennaRayClient(
-            address=cfg.get("address"), num_cpus=cfg.get("num_cpus"),
-            num_gpus=cfg.get("num_gpus"), object_store_memory=cfg.get("object_store_memory"),
-            timeout_s=float(cfg.get("ray_timeout_s", 120.0)))
-        with client:
+        with ray_client(self.cfg, XennaRayClient):
             return super().execute(stages, initial_tasks, context=context)
 
     # -- running -------------------------------------------------------------------------------
-    def _cpu_shares(self, groups: list[StageGroup]) -> list[float]:
-        """Each group's CPUs per worker, scaled down so one worker of every group fits in the
-        CPUs Xenna keeps for stages (``floor(node CPUs * cpu_allocation_percentage)``)."""
-        pct = float(self.setting("cpu_allocation_percentage"))
-        nodes = [float((n.get("Resources") or {}).get("CPU", 0)) for n in alive_nodes()]
+    def _cpu_shares(self, groups: list[StageGroup],
+                    alone: bool = False) -> list[tuple[int | None, float, float]]:
+        """Each group's workers (``None``: left to Xenna's autoscaler), CPUs and GPUs per
+        worker: the planner's (:func:`~curator.executors.sizing.plan_pools`) for the CPUs
+        Xenna keeps for stages (``floor(node CPUs * cpu_allocation_percentage)``). A GPU group,
+        or one with a fixed count, gets the planned count (the same as on the other
+        executors); a CPU group without one is planned at one worker and left to Xenna's
+        autoscaler. ``alone``: one worker per group (a redo in batch mode)."""
+        pct = self.cfg.cpu_allocation_percentage
+        alive = alive_nodes()
+        nodes = [float((n.get("Resources") or {}).get("CPU", 0)) for n in alive]
         budget = sum(math.floor(c * pct) for c in nodes)
         largest = max((math.floor(c * pct) for c in nodes), default=0)
         if budget < 1 or largest < 1:
@@ -333,36 +279,39 @@ class XennaExecutor(RayExecutorBase):
                 f"XennaExecutor: Xenna keeps floor(CPUs x cpu_allocation_percentage={pct}) CPUs "
                 f"of each node for stages, which is 0 on this cluster (node CPUs: {nodes}); "
                 f"raise cpu_allocation_percentage (up to 1.0) or use nodes with more CPUs")
-        cpu_groups = [g for g in groups if not g.resources.requires_gpu]
-        want = sum(g.resources.cpus for g in cpu_groups)
-        scale = min(1.0, budget / want) if want else 1.0
-        return [min(g.resources.cpus * (1.0 if g.resources.requires_gpu else scale), largest)
-                for g in groups]
+        gpus = sum(float((n.get("Resources") or {}).get("GPU", 0)) for n in alive)
+        gpu_mem = (node_gpu_memory_gb(self.cfg.gpu_memory_gb_per_gpu)
+                   if any(g.resources.gpu_memory_gb for g in groups) else None)
+        demands = [self.demand(g) for g in groups]
+        pinned = [not alone and bool(d.fixed or d.resources.requires_gpu) for d in demands]
+        demands = [d if pin else replace(d, fixed=1)
+                   for d, pin in zip(demands, pinned, strict=True)]
+        plans = plan_pools(demands, Cluster(budget, gpus, gpu_mem))
+        return [((p.workers or None) if pin else (1 if alone else None), min(p.cpus, largest),
+                 p.gpus) for p, pin in zip(plans, pinned, strict=True)]
 
-    def _run_window(self, stages: list[ProcessingStage], tasks: list[Task], first: int,
-                    ctx: RunContext, stats: RunStats, tracker: PartitionTracker,
-                    cluster: dict[str, float], outputs: OutputCollector) -> None:
-        """Run ``tasks`` through ``stages[first:]`` as one Xenna pipeline, under the dead-worker
-        policy every executor shares.
+    def _run_window(self, run: Run, groups: list[StageGroup], tasks: list[Task]) -> None:
+        """Run ``tasks`` through ``groups`` as one Xenna pipeline, under the dead-worker
+        policy every executor shares (:class:`~curator.executors.retry.DeadWorkerPolicy`,
+        counting on the driver: the death is detected when Xenna stops).
 
         Xenna stops the whole pipeline when a worker process dies. The partitions that were
         then running (the journal names them) are redone one task per call and one call at a
         time (batch mode, one worker per group), so the next death names its task: retried
         ``max_retries`` times, then kept whole in the rejected sink by its group's first stage
-        (:func:`~curator.executors.retry.worker_death_report`); the other unfinished partitions
+        (:meth:`~curator.executors.retry.DeadWorkerPolicy.kept_whole`); the other unfinished partitions
         are redone as before. A redo reports only what the driver still waits for (the
         tracker's outstanding tasks); the rest runs quietly, to make what later groups need.
         """
         v1 = _xenna()
-        names = [s.name for s in stages]
-        groups = self.groups(stages[first:], first)
+        ctx, stats, tracker, cluster = run.ctx, run.stats, run.tracker, run.resources
         if any(g.resources.requires_gpu for g in groups):
             _check_gpu_env()
         firsts = {g.first: g for g in groups}
-        journal = RunStore(uuid.uuid4().hex)
-        per_call = tasks_per_block(len(tasks), cluster, self.config.get("tasks_per_block"))
+        journal = RayKV(uuid.uuid4().hex)
+        per_call = tasks_per_block(len(tasks), cluster, self.cfg.tasks_per_block)
         seen: dict[int, set[str]] = defaultdict(set)  # the workers that ran each stage
-        deaths: dict[Key, int] = defaultdict(int)
+        policy = DeadWorkerPolicy(ctx.max_retries)
         skip: set[Key] = set()
         jobs: deque[tuple[list[Task], bool]] = deque([(tasks, False)])
         redo = False
@@ -373,9 +322,8 @@ class XennaExecutor(RayExecutorBase):
                     continue
                 loud = (frozenset(tracker.outstanding({t.partition for t in batch}, set(firsts)))
                         if redo else None)
-                died = self._pipeline(v1, groups, batch, names, ctx, stats, tracker, outputs,
-                                      seen, journal, 1 if alone else per_call, alone, loud,
-                                      frozenset(skip))
+                died = self._pipeline(v1, groups, batch, run, seen, journal,
+                                      1 if alone else per_call, alone, loud, frozenset(skip))
                 if died is None:
                     continue
                 redo = True
@@ -386,15 +334,14 @@ class XennaExecutor(RayExecutorBase):
                 error = (str(died).strip().splitlines() or [type(died).__name__])[0]
                 if alone:  # one call at a time, one task each: the call that was running
                     (key,), (task,) = calls[0]
-                    deaths[key] += 1
+                    deaths = policy.died(key[0], task)
                     stats.bump(key[0], "worker_restarts")
-                    if deaths[key] > ctx.max_retries:  # it killed every worker: keep it whole
-                        report = worker_death_report(
-                            key[0], firsts[key[0]].stages[0], task, deaths[key],
-                            f"its worker process died {deaths[key]} times running this task "
+                    if policy.gives_up(deaths):  # it killed every worker: keep it whole
+                        kept = policy.kept_whole(
+                            key[0], firsts[key[0]].stages[0], task, deaths,
+                            f"its worker process died {deaths} times running this task "
                             f"({error})")
-                        outputs.add(apply_report(replace(report, restarts=0, retries=0), names,
-                                                 ctx, stats, tracker))
+                        run.book(replace(kept, restarts=0, retries=0))  # counted as they came
                         skip.add(key)
                     else:
                         stats.bump(key[0], "retries")
@@ -410,9 +357,8 @@ class XennaExecutor(RayExecutorBase):
         finally:
             journal.delete()
 
-    def _pipeline(self, v1: Any, groups: list[StageGroup], tasks: list[Task], names: list[str],
-                  ctx: RunContext, stats: RunStats, tracker: PartitionTracker,
-                  outputs: OutputCollector, seen: dict[int, set[str]], journal: RunStore,
+    def _pipeline(self, v1: Any, groups: list[StageGroup], tasks: list[Task], run: Run,
+                  seen: dict[int, set[str]], journal: RayKV,
                   per_call: int, alone: bool, loud: frozenset[Key] | None,
                   skip: frozenset[Key]) -> BaseException | None:
         """One Xenna pipeline over ``tasks`` (``alone``: batch mode, one worker per group, one
@@ -421,18 +367,15 @@ class XennaExecutor(RayExecutorBase):
         import ray
         from ray.util.queue import Empty, Queue
 
+        ctx, stats = run.ctx, run.stats
         reports = Queue(actor_options={"num_cpus": 0})
         specs = []
-        for group, cpus in zip(groups, self._cpu_shares(groups), strict=True):
-            res = group.resources
-            gpus = res.gpu_fraction(node_gpu_memory_gb(self.config.get("gpu_memory_gb_per_gpu"))
-                                    if res.gpu_memory_gb else None)
-            n = 1 if alone else group.num_workers(self.workers_override)
+        for group, (n, cpus, gpus) in zip(groups, self._cpu_shares(groups, alone), strict=True):
             for i in group.indices:
                 stats.stages[i].workers = max(stats.stages[i].workers, n or 0)
-            stage = _stage_class(group, v1)(group, len(names), ctx.max_retries, cpus, gpus,
-                                            reports, outputs.collect, per_call, journal, loud,
-                                            skip, alone)
+            stage = _stage_class(group, v1)(group, len(run.stages), ctx.max_retries, cpus, gpus,
+                                            reports, run.outputs.collect, per_call, journal,
+                                            loud, skip, alone)
             spec = {"num_workers": n, "slots_per_actor": 1 if alone else None,
                     **_xenna_spec(group.stages)}
             specs.append(v1.StageSpec(stage, **spec))
@@ -450,7 +393,7 @@ class XennaExecutor(RayExecutorBase):
                             return
                         continue
                     for rep in batch:
-                        outputs.add(apply_report(rep, names, ctx, stats, tracker))
+                        run.book(rep)
                         seen[rep.index].add(worker)
                         stage_stats = stats.stages[rep.index]
                         stage_stats.workers = max(stage_stats.workers, len(seen[rep.index]))
@@ -483,17 +426,18 @@ class XennaExecutor(RayExecutorBase):
     def _pipeline_config(self, v1: Any, mode: str | None = None) -> Any:
         """Xenna's ``PipelineConfig`` from the config keys (our retries replace Xenna's);
         ``mode`` overrides ``execution_mode``."""
-        level = {k: v1.VerbosityLevel[str(self.setting(k)).upper()] for k in _VERBOSITY}
-        streaming = (mode or self.setting("execution_mode")) == "streaming"
+        cfg = self.cfg
+        level = {k: v1.VerbosityLevel[str(getattr(cfg, k)).upper()] for k in _VERBOSITY}
+        streaming = (mode or cfg.execution_mode) == "streaming"
         mode_specific = v1.StreamingSpecificSpec(
-            autoscale_interval_s=float(self.setting("autoscale_interval_s")),
+            autoscale_interval_s=float(cfg.autoscale_interval_s),
             autoscaler_verbosity_level=level["autoscaler_verbosity_level"],
             executor_verbosity_level=level["executor_verbosity_level"]) if streaming else None
         return v1.PipelineConfig(
             execution_mode=v1.ExecutionMode.STREAMING if streaming else v1.ExecutionMode.BATCH,
-            logging_interval_s=float(self.setting("logging_interval")),
-            log_worker_allocation_layout=bool(self.setting("log_worker_allocation_layout")),
-            cpu_allocation_percentage=float(self.setting("cpu_allocation_percentage")),
+            logging_interval_s=float(cfg.logging_interval),
+            log_worker_allocation_layout=cfg.log_worker_allocation_layout,
+            cpu_allocation_percentage=cfg.cpu_allocation_percentage,
             return_last_stage_outputs=False, mode_specific=mode_specific,
             actor_pool_verbosity_level=level["actor_pool_verbosity_level"],
             monitoring_verbosity_level=level["monitoring_verbosity_level"])

@@ -5,11 +5,12 @@ kind here and nowhere else."""
 from __future__ import annotations
 
 import inspect
+import sys
 from dataclasses import dataclass
 from typing import Any
 
 __all__ = ["Kind", "KINDS", "KIND_NAMES", "GENERIC_KINDS", "kind_by_hook", "kind_of",
-           "kinds_table_markdown"]
+           "kinds_table_markdown", "is_stage_class"]
 
 
 @dataclass(frozen=True)
@@ -66,16 +67,24 @@ def kind_of(obj: Any, fallback: str | None = None) -> str | None:
         return declared
     if fallback is not None:
         return fallback
-    from curator.stages.base import ProcessingStage
     from curator.tasks import Task
 
-    if inspect.isclass(obj) and issubclass(obj, ProcessingStage):
+    if is_stage_class(obj):
         return "stage"
     if inspect.isclass(obj) and callable(getattr(obj, "execute", None)):
         return "executor"
     if inspect.isclass(obj) and issubclass(obj, Task):
         return "task"
     return None
+
+
+def is_stage_class(obj: Any) -> bool:
+    """Whether ``obj`` is a ``curator.ProcessingStage`` subclass. The registry sits below the
+    stages (the run record names stored tasks through it; see the layers in
+    docs/architecture.md), so it does not import them: no class can subclass ProcessingStage
+    before ``curator.stages.base`` is loaded, so the base is looked up among loaded modules."""
+    base = getattr(sys.modules.get("curator.stages.base"), "ProcessingStage", None)
+    return base is not None and inspect.isclass(obj) and issubclass(obj, base)
 
 
 def kinds_table_markdown() -> str:

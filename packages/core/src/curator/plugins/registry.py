@@ -9,7 +9,7 @@ from typing import Any
 
 from curator.errors import AmbiguousNameError, PluginConflictError, PluginError, UnknownNameError
 from curator.params import typed_init
-from curator.plugins.kinds import KIND_NAMES, KINDS
+from curator.plugins.kinds import KIND_NAMES, KINDS, is_stage_class
 from curator.plugins.providers import provider_of
 
 __all__ = ["RegistryEntry", "Registry", "BrokenPlugin", "PluginInfo"]
@@ -54,9 +54,7 @@ class RegistryEntry:
 
     @property
     def is_stage(self) -> bool:
-        from curator.stages.base import ProcessingStage
-
-        return inspect.isclass(self.obj) and issubclass(self.obj, ProcessingStage)
+        return is_stage_class(self.obj)
 
     @property
     def qualname(self) -> str:
@@ -225,8 +223,6 @@ def _installed(distribution: str) -> bool:
 
 
 def _validate(obj: Any, kind: str, plugin: PluginInfo) -> None:
-    from curator.stages.base import ProcessingStage
-
     where = f"{plugin.label} registered {_qualname(obj)} as a {kind}"
     if kind == "executor":
         if not (inspect.isclass(obj) and callable(getattr(obj, "execute", None))):
@@ -242,8 +238,8 @@ def _validate(obj: Any, kind: str, plugin: PluginInfo) -> None:
     if not inspect.isclass(obj):
         raise PluginError(f"{where}, but only classes can be registered (got "
                           f"{type(obj).__name__}); register the class, not an instance")
-    if _STAGE_ONLY.get(kind) and not issubclass(obj, ProcessingStage):
+    if _STAGE_ONLY.get(kind) and not is_stage_class(obj):
         raise PluginError(f"{where}, but {kind}s must subclass curator.ProcessingStage")
-    if issubclass(obj, ProcessingStage) and inspect.isabstract(obj):
+    if is_stage_class(obj) and inspect.isabstract(obj):
         missing = ", ".join(sorted(obj.__abstractmethods__))
         raise PluginError(f"{where}, but it is abstract (implement: {missing})")

@@ -17,9 +17,12 @@ from curator.report.run_report import (
     load_report,
     report_schema,
     spec_of_stages,
+    stage_fields_markdown,
+    stage_schema,
     write_report,
 )
 
 __all__ = ["SCHEMA_VERSION", "build_report", "write_report", "load_report", "report_schema",
-           "spec_of_stages", "installed_plugins", "render_html", "render_page", "svg_histogram",
-           "svg_hbars", "svg_lines", "svg_bars", "group_size_bars"]
+           "spec_of_stages", "installed_plugins", "stage_schema", "stage_fields_markdown",
+           "render_html", "render_page", "svg_histogram", "svg_hbars", "svg_lines", "svg_bars",
+           "group_size_bars"]

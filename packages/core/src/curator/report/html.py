@@ -7,8 +7,7 @@ import math
 from html import escape
 from typing import Any
 
-from curator.executors.stats import DEDUP_GROUP_SIZES, reason_cause
-from curator.stages.file_partitioning import INPUT_BYTES_COUNTER
+from curator.run.stats import DEDUP_GROUP_SIZES, INPUT_BYTES_COUNTER, reason_cause
 
 __all__ = ["render_html", "render_page", "svg_histogram", "svg_hbars", "svg_lines", "svg_bars",
            "group_size_bars"]
@@ -241,6 +240,13 @@ def _table(head: list[str], rows: list[list[Any]]) -> str:
     return f"<table><thead><tr>{th}</tr></thead><tbody>{trs}</tbody></table>"
 
 
+def _workers(stage: dict[str, Any]) -> str:
+    """A stage's workers, with how an autoscaling pool grew and shrank (``4 (+3 −1)``)."""
+    added, retired = stage.get("workers_added", 0), stage.get("workers_retired", 0)
+    workers = str(stage["workers"])
+    return f"{workers} (+{added} −{retired})" if added or retired else workers
+
+
 def _by_cause(reasons: dict[str, int]) -> dict[str, int]:
     """Reason counts grouped by cause (reports written before causes were counted kept the
     file and line in each reason)."""
@@ -278,7 +284,7 @@ def render_html(report: dict[str, Any]) -> str:
     overview += _table(
         ["stage", "workers", "tasks in", "tasks out", "items in", "items out", "busy s",
          "items/s", "rejected", "failed", "retries", "peak MiB"],
-        [[s["name"], s["workers"], s["tasks_in"], s["tasks_out"], s["items_in"], s["items_out"],
+        [[s["name"], _workers(s), s["tasks_in"], s["tasks_out"], s["items_in"], s["items_out"],
           f"{s['busy_s']:.2f}", _num(s["throughput_items_per_s"]), s["rejected"],
           s["failed_tasks"], s["retries"], _num(s.get("peak_rss_mb", 0.0))] for s in stages])
     sections = [("Overview", overview)]

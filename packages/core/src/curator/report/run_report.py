@@ -1,7 +1,7 @@
 """The JSON run report: a versioned, machine-readable record of what a run did.
 
-Built from the run's own bookkeeping (:class:`~curator.executors.stats.RunStats` and the
-rejected sink of the :class:`~curator.executors.base.RunResult`); the schema is
+Built from the run's own bookkeeping (:class:`~curator.run.stats.RunStats` and the
+rejected sink of the :class:`~curator.run.result.RunResult`); the schema is
 ``schema.json`` beside this module and is documented in ``docs/run-report.md``.
 """
 
@@ -15,18 +15,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from curator.executors.base import RunResult
+    from curator.run.result import RunResult
     from curator.stages.base import ProcessingStage
 
 __all__ = ["SCHEMA_VERSION", "build_report", "write_report", "load_report", "report_schema",
-           "spec_of_stages", "installed_plugins"]
+           "spec_of_stages", "installed_plugins", "stage_schema", "stage_fields_markdown"]
 
 SCHEMA_VERSION = 2
 """Bumped when a field changes meaning or is removed, or a required field is added (2: per-stage
 ``counters`` and ``peak_rss_mb``)."""
-
-MAX_TIMELINE_POINTS = 120
-
 
 def _plain(value: Any, depth: int = 0) -> Any:
     """``value`` as JSON-safe data (other objects become their ``repr``)."""
@@ -41,19 +38,6 @@ def _plain(value: Any, depth: int = 0) -> Any:
     if isinstance(value, Path):
         return str(value)
     return repr(value)
-
-
-def _timeline(per_second: dict[int, int], points: int = MAX_TIMELINE_POINTS) -> list[list[float]]:
-    """``[[start_s, items_per_s], ...]``: items in per second, in at most ``points`` equal
-    buckets from the run's start (empty seconds included as 0)."""
-    if not per_second:
-        return []
-    span = max(per_second) + 1
-    width = max(1, -(-span // points))
-    sums: dict[int, int] = {}
-    for sec, n in per_second.items():
-        sums[sec // width] = sums.get(sec // width, 0) + n
-    return [[b * width, round(sums.get(b, 0) / width, 3)] for b in range(-(-span // width))]
 
 
 def _histograms(stats: Any, bins: int = 30) -> list[dict[str, Any]]:
@@ -104,18 +88,7 @@ def build_report(result: RunResult, spec: dict[str, Any] | None = None) -> dict[
     stats = result.stats
     sink = result.rejected
     failed = result.failed
-    stages = []
-    for s in stats.stages:
-        d = s.to_dict()
-        stages.append({
-            "name": s.name, "workers": s.workers, "tasks_in": s.tasks_in,
-            "tasks_out": s.tasks_out, "items_in": s.items_in, "items_out": s.items_out,
-            "busy_s": round(s.busy_s, 4), "throughput_items_per_s": d["throughput_items_per_s"],
-            "rejected": s.rejected, "rejected_by_reason": dict(s.rejected_by_reason),
-            "failed_tasks": s.failed_tasks, "retries": s.retries, "skipped": s.skipped,
-            "worker_restarts": s.worker_restarts, "peak_rss_mb": round(s.peak_rss_mb, 1),
-            "counters": {name: dict(counts) for name, counts in s.counters.items()},
-            "timeline": _timeline(s.timeline)})
+    stages = [s.report_entry() for s in stats.stages]
     started = _dt.datetime.fromtimestamp(stats.started_at, _dt.UTC)
     return {
         "schema_version": SCHEMA_VERSION,
@@ -138,6 +111,27 @@ def build_report(result: RunResult, spec: dict[str, Any] | None = None) -> dict[
         "environment": {"python": platform.python_version(), "platform": platform.platform(),
                         "plugins": installed_plugins()},
     }
+
+
+def stage_schema() -> dict[str, Any]:
+    """The JSON Schema of one ``stages[]`` entry, generated from the per-stage statistics
+    (:func:`curator.run.stats.report_fields`); ``schema.json`` holds a copy, checked by a test."""
+    from curator.run.stats import report_fields
+
+    found = report_fields()
+    return {"type": "object", "required": [f.name for f in found if not f.optional],
+            "properties": {f.name: f.schema for f in found}}
+
+
+def stage_fields_markdown() -> str:
+    """The ``stages[]`` fields as the Markdown table of ``docs/run-report.md`` (checked by a
+    test)."""
+    from curator.run.stats import report_fields
+
+    rows = ["| field | meaning |", "|---|---|"]
+    rows += [f"| `{f.name}` | {f.doc}{' (optional: older reports lack it)' if f.optional else ''} |"
+             for f in report_fields()]
+    return "\n".join(rows)
 
 
 def report_schema() -> dict[str, Any]:

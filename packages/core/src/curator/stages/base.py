@@ -25,8 +25,8 @@ from typing import (
 )
 
 from curator.params import init_signature, typed_new, validated_later
-from curator.rejected import RejectedRecord
 from curator.resources import Resources
+from curator.run.sink import RejectedRecord
 from curator.stages.lifecycle import overrides
 from curator.stages.node_info import NodeInfo, WorkerMetadata
 from curator.tasks import Task
@@ -277,8 +277,9 @@ class ProcessingStage(ABC, Generic[X, Y]):
         """Runs once on every node (Ray node id) that will run the stage, before its workers
         start (downloads, shared caches); once per run on the local executor."""
 
-    def setup(self, worker_metadata: dict[str, Any] | None = None) -> None:
-        """Runs once per worker before its first task (load models, open clients)."""
+    def setup(self, worker_metadata: WorkerMetadata | None = None) -> None:
+        """Runs once per worker before its first task (load models, open clients);
+        ``worker_metadata.worker_id`` names the worker (a ``setup(self)`` works too)."""
 
     @abstractmethod
     def process(self, task: X) -> Y | list[Y] | None:

@@ -12,6 +12,7 @@ from typing import Any, ClassVar
 
 from curator.errors import ConfigError
 from curator.io import file_stem, list_files, register_storage_options
+from curator.run.stats import INPUT_BYTES_COUNTER, SOURCE_BYTES_KEY
 from curator.stages.base import ProcessingStage
 from curator.tasks import EmptyTask, FileGroupTask, stable_id
 
@@ -26,14 +27,8 @@ DEFAULT_BLOCK_SIZE = 4 * 2**20
 #: metadata of a block partition: its index in the file (absent on whole-file partitions)
 BLOCK_INDEX_KEY = "block_index"
 #: metadata of every partition of a splitting partitioner: the block size in effect (recorded
-#: in the checkpoint, see :meth:`curator.checkpoint.CheckpointStore.check_block_size`)
+#: in the checkpoint, see :meth:`curator.run.tracker.CheckpointStore.check_block_size`)
 BLOCK_SIZE_KEY = "block_size"
-#: metadata of every partition: its bytes of input (a block's share of its file), which the
-#: executors count as read when a stage consumes the partition (the run's overall progress)
-SOURCE_BYTES_KEY = "source_bytes"
-#: the counter the partitioner publishes (``listed`` bytes, ``listing_done`` once at the end) and
-#: the executors add to (``read`` bytes): the run's overall progress and its ETA come from it
-INPUT_BYTES_COUNTER = "input_bytes"
 
 
 def block_task_id(path: str, index: int) -> str:

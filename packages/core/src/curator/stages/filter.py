@@ -74,7 +74,7 @@ class FilterStage(ProcessingStage[T, T]):
     def publish_scores(self, name: str, scores: Any, thresholds: list[float]) -> None:
         """Add numeric ``scores`` to the histogram ``name`` shown in run reports (see
         ``docs/run-report.md``); collected by :meth:`drain_histograms` after each batch."""
-        from curator.executors.stats import ScoreSketch
+        from curator.run.stats import ScoreSketch
 
         sketches = self.__dict__.setdefault("_score_sketches", {})
         if name not in sketches:

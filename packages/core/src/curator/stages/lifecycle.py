@@ -6,10 +6,14 @@ import it without loading the executors."""
 
 from __future__ import annotations
 
+import inspect
 import os
 import threading
 import weakref
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from curator.stages.node_info import WorkerMetadata
 
 __all__ = ["ensure_setup", "release_stage", "overrides"]
 
@@ -45,7 +49,17 @@ def _is_set_up(obj: Any) -> bool:
     return _SET_UP.get(key) is obj or _PINNED.get(key) is obj
 
 
-def ensure_setup(obj: T, worker_metadata: dict[str, Any] | None = None) -> T:
+def _takes_argument(method: Any) -> bool:
+    """Whether ``method`` (a bound ``setup``) accepts a positional argument."""
+    try:
+        params = inspect.signature(method).parameters.values()
+    except (TypeError, ValueError):  # a builtin without a signature: assume NeMo's
+        return True
+    return any(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL)
+               for p in params)
+
+
+def ensure_setup(obj: T, worker_metadata: WorkerMetadata | None = None) -> T:
     """Run ``obj.setup()`` unless it already ran on this very object in this process; returns
     ``obj`` (``ensure_setup(MyStage()).process(task)`` outside a pipeline).
 
@@ -59,16 +73,19 @@ def ensure_setup(obj: T, worker_metadata: dict[str, Any] | None = None) -> T:
 
     Parameters:
         obj: a stage, or any object with a ``setup()`` method (filters, modifiers, detectors).
-        worker_metadata: passed to ``setup`` when given (``{"worker": name}``).
+        worker_metadata: passed to ``setup`` when given and ``setup`` takes an argument
+            (NeMo Curator's :class:`~curator.stages.node_info.WorkerMetadata`; a ``setup(self)``
+            without one is called without it).
     """
     if _is_set_up(obj):
         return obj
     with _SETUP_LOCK:
         if not _is_set_up(obj):
-            if worker_metadata is None:
-                obj.setup()  # type: ignore[attr-defined]
+            setup = obj.setup  # type: ignore[attr-defined]
+            if worker_metadata is None or not _takes_argument(setup):
+                setup()
             else:
-                obj.setup(worker_metadata)  # type: ignore[attr-defined]
+                setup(worker_metadata)
             try:
                 _SET_UP[id(obj)] = obj
             except TypeError:  # no weak references (``__slots__``)

@@ -7,6 +7,7 @@ import cloudpickle
 from curator.executors.base import ensure_setup, invoke_stage, release_stage
 from curator.resources import Resources
 from curator.stages.base import CompositeStage, ProcessingStage
+from curator.stages.node_info import WorkerMetadata
 from curator.tasks import Task
 
 __all__ = ["check_stage_contract", "StageContractError"]
@@ -72,7 +73,7 @@ def check_stage_contract(stage: ProcessingStage,
         return []
     if sample_task is None:
         return []
-    ensure_setup(clone, {"worker": "contract-check"})
+    ensure_setup(clone, WorkerMetadata(worker_id="contract-check"))
     try:
         call = invoke_stage(clone, [sample_task], "contract-check")
     finally:

@@ -23,6 +23,14 @@ by the workers one partition at a time; the driver sums a few counts per task.
    (streamed) into ``output_path/duplicates/fuzzy.parquet`` (``id``, ``duplicate_of``).
 6. With ``perform_removal``, the input minus the duplicates is written to
    ``output_path/deduplicated`` (matched by id, so any partitioning of the same input works).
+
+On disk, under ``cache_path/fuzzy`` (kept after the run for a resume; delete it when done),
+measured on 1M realistic web documents (2.4 GB of JSONL, ``benchmarks/scale.py --dedup``):
+the band hashes (``buckets_*``, 18 bytes per document and band: 0.22 GB), the candidate pairs
+(``edges_*``, a few MB) and the verification work (``verify_*``: the candidate documents'
+shingle sets, 4 bytes per shingle: 2.1 GB on that corpus, where ~10% of the documents are
+copies), 2.4 GB in all, ~10k files. Bytes grow linearly with the input; the number of candidate
+files is input files x verification buckets.
 """
 
 from __future__ import annotations
@@ -69,12 +77,13 @@ class FuzzyDeduplicationWorkflow(DeduplicationWorkflow):
         num_partitions: hash partitions of the band-hash shuffle, of the candidate pairs and
             of the connected components (default: one per input file, at most twice the
             cores and 64, or one per 256 MiB of input when that is more).
-        minhash_method: ``"oph"`` (one-permutation hashing, fast) or ``"permutations"``.
+        minhash_method: ``"oph"`` (one-permutation hashing, fast), ``"permutations"`` or
+            ``"datatrove"`` (datatrove's SHA-1 word shingles and permutations, 64-bit values).
         word_ngrams: shingles of this many words of the simplified text instead of characters
             (datatrove's shingles; ``char_ngrams`` is then unused).
         preset: ``"fineweb"``: datatrove's FineWeb settings (``word_ngrams=5``, 14 bands x 8
-            hashes, ``use_jaccard=False``; see ``curator_text.dedup.words.FINEWEB_MINHASH``),
-            replacing those parameters.
+            hashes, ``use_jaccard=False``, ``minhash_method="datatrove"``, ``seed=1``; see
+            ``curator_text.dedup.words.FINEWEB_MINHASH``), replacing those parameters.
         NeMo Curator's ``lsh_num_output_partitions`` sets ``num_partitions``; its GPU settings
         (``use_64_bit_hash``, ``bands_per_iteration``, ``lsh_rmm_pool_size``,
         ``lsh_spill_memory_limit``) are accepted and have no effect here. NeMo always numbers
@@ -108,6 +117,7 @@ class FuzzyDeduplicationWorkflow(DeduplicationWorkflow):
             word_ngrams, num_bands = FINEWEB_MINHASH["word_ngrams"], FINEWEB_MINHASH["num_bands"]
             minhashes_per_band = FINEWEB_MINHASH["minhashes_per_band"]
             use_jaccard = FINEWEB_MINHASH["use_jaccard"]
+            minhash_method, seed = FINEWEB_MINHASH["minhash_method"], FINEWEB_MINHASH["seed"]
         # NeMo's GPU settings (use_64_bit_hash, bands_per_iteration, lsh_rmm_pool_size,
         # lsh_spill_memory_limit) are accepted and need nothing here; its
         # lsh_num_output_partitions is num_partitions
@@ -122,9 +132,12 @@ class FuzzyDeduplicationWorkflow(DeduplicationWorkflow):
         if not 0.0 <= jaccard_threshold <= 1.0:
             raise ConfigError(f"FuzzyDeduplicationWorkflow: jaccard_threshold must be in [0, 1], "
                               f"got {jaccard_threshold!r}")
-        if minhash_method not in ("oph", "permutations"):
-            raise ConfigError(f"FuzzyDeduplicationWorkflow: minhash_method must be 'oph' or "
-                              f"'permutations', got {minhash_method!r}")
+        if minhash_method not in ("oph", "permutations", "datatrove"):
+            raise ConfigError(f"FuzzyDeduplicationWorkflow: minhash_method must be 'oph', "
+                              f"'permutations' or 'datatrove', got {minhash_method!r}")
+        if minhash_method == "datatrove" and not word_ngrams:
+            raise ConfigError("FuzzyDeduplicationWorkflow: minhash_method='datatrove' needs "
+                              "word_ngrams (or preset='fineweb')")
         self.text_field, self.char_ngrams = text_field, char_ngrams
         self.num_bands, self.minhashes_per_band, self.seed = num_bands, minhashes_per_band, seed
         self.use_jaccard, self.jaccard_threshold = use_jaccard, jaccard_threshold

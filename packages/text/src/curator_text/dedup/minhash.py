@@ -173,10 +173,18 @@ def minhash_signatures(texts: Sequence[str], *, char_ngrams: int = 24, num_perm:
     slower). Documents shorter than ``char_ngrams`` characters have no shingles; their row is
     all ``0xFFFFFFFF`` and ``has_shingles`` is False for them. With ``word_ngrams`` the shingles
     are word n-grams of the simplified text instead (datatrove's, see ``dedup.words``).
+    ``method="datatrove"`` (with ``word_ngrams``) computes datatrove's own 64-bit signatures
+    (uint64; see ``dedup.words.datatrove_signatures``).
     """
+    if method == "datatrove":
+        from curator_text.dedup.words import datatrove_signatures
+
+        if not word_ngrams:
+            raise ValueError("minhash_signatures: method='datatrove' needs word_ngrams")
+        return datatrove_signatures(texts, word_ngrams, num_perm, seed)
     if method not in ("oph", "permutations"):
-        raise ValueError(f"minhash_signatures: method must be 'oph' or 'permutations', got "
-                         f"{method!r}")
+        raise ValueError(f"minhash_signatures: method must be 'oph', 'permutations' or "
+                         f"'datatrove', got {method!r}")
     x, counts = _shingles(texts, char_ngrams, word_ngrams)
     fn = _oph if method == "oph" else _permutations
     sig = fn(x, counts, num_perm, seed)

@@ -2,19 +2,18 @@
 (``spacy.blank("en")``: split on whitespace, then per chunk peel prefixes and suffixes, keep
 special cases whole or split as listed, keep URLs whole, split infixes), then drop whitespace
 tokens as datatrove does. Its cost is per distinct whitespace-separated chunk, not per document:
-a chunk is tokenized once and remembered (as spaCy itself caches), so a document costs one
-``str.split`` and one dictionary lookup per chunk, with no ``Doc`` objects.
+a chunk is tokenized once by the rules and remembered (as spaCy itself caches) in a table that a
+compiled pass over the batch's UTF-8 bytes looks chunks up in, with no ``Doc`` objects.
 
-Every token gets a number in a process-wide vocabulary with its character length, flags
-(all-punctuation, has a letter, stop word) and a stable 64-bit hash, so the compiled kernels
-work on arrays of numbers. The rules are written here from spaCy's documented algorithm; the
-character classes come from Unicode categories (``unicodedata``), and the special cases (English
-contractions, abbreviations, emoticons, times) are generated below.
+Every token gets a number in a per-thread vocabulary with its character length, flags
+(all-punctuation, has a letter, sentence end, punctuation) and a stable 63-bit hash, so the
+compiled kernels work on arrays of numbers. The rules are written here from spaCy's documented
+algorithm; the character classes come from Unicode categories (``unicodedata``), and the special
+cases (English contractions, abbreviations, emoticons, times) are generated below.
 """
 
 from __future__ import annotations
 
-import hashlib
 import re
 import sys
 import threading
@@ -22,8 +21,12 @@ import unicodedata
 from dataclasses import dataclass
 from functools import cache
 from itertools import chain
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 __all__ = ["EnglishWordTokenizer", "TokenizedBatch", "english_words", "shared_tokenizer",
            "PUNCTUATION_CHARS", "terminal_punctuation", "FLAG_SYMBOL", "FLAG_ALPHA",
@@ -121,14 +124,20 @@ def _regexes() -> tuple[re.Pattern, re.Pattern, re.Pattern, re.Pattern]:
                 *_alt(_QUOTES), *_alt(_CURRENCY), icon]
     currency = "|".join(_alt(_CURRENCY))
     units = "|".join(_alt(_UNITS))
+    # A lookbehind over a large Unicode class is slow when tried at every position: each
+    # such rule first matches its (cheap) literal and then looks behind over it; icons (all
+    # outside ASCII) are tried only at non-ASCII characters. Same matches as the rules written
+    # the usual way, "(?<=class)literal".
+    icon = f"(?=[^\\x00-\\x7f]){icon}"
     suffixes = [*_alt(_PUNCT), *ellipses, *_alt(_QUOTES), icon, "'s", "'S", "’s", "’S", "—", "–",
-                r"(?<=[0-9])\+", r"(?<=°[FfCcKk])\.", f"(?<=[0-9])(?:{currency})",
+                r"\+(?<=[0-9]\+)", r"\.(?<=°[FfCcKk]\.)", f"(?<=[0-9])(?:{currency})",
                 f"(?<=[0-9])(?:{units})",
-                f"(?<=[0-9{al}%²\\-\\+{punct}{quotes}(?:])\\.", f"(?<=[{au}][{au}])\\."]
+                f"\\.(?<=[0-9{al}%²\\-\\+{punct}{quotes}(?:]\\.)", f"\\.(?<=[{au}][{au}]\\.)"]
     hyphens = "|".join(_alt(_HYPHENS))
-    infixes = [*ellipses, icon, r"(?<=[0-9])[+\-\*^](?=[0-9-])",
-               f"(?<=[{al}{quotes}])\\.(?=[{au}{quotes}])", f"(?<=[{a}]),(?=[{a}])",
-               f"(?<=[{a}0-9])(?:{hyphens})(?=[{a}])", f"(?<=[{a}0-9])[:<>=/](?=[{a}])"]
+    infixes = [*ellipses, icon, r"[+\-\*^](?<=[0-9][+\-\*^])(?=[0-9-])",
+               f"\\.(?<=[{al}{quotes}]\\.)(?=[{au}{quotes}])", f",(?<=[{a}],)(?=[{a}])",
+               f"(?=[-–—~])(?<=[{a}0-9])(?:{hyphens})(?=[{a}])",
+               f"[:<>=/](?<=[{a}0-9][:<>=/])(?=[{a}])"]
     prefix_re = re.compile("^(?:" + "|".join(prefixes) + ")")
     suffix_re = re.compile("|".join(f"(?:{s})$" for s in suffixes))
     infix_re = re.compile("|".join(infixes))
@@ -252,6 +261,18 @@ def _specials() -> dict[str, tuple[str, ...]]:
     return {k: tuple(v) for k, v in sp.items()}
 
 
+def _suffix_len(suffix_re: re.Pattern, s: str) -> int:
+    """The length of the suffix ``suffix_re`` finds at the end of ``s`` (0: none). Only a run of
+    dots can be longer than the other suffixes (at most 5 characters), so the search starts
+    just before the end instead of trying every position (lookbehinds still see the text
+    before it)."""
+    dots = len(s) - len(s.rstrip("."))
+    if dots >= 2:
+        return dots
+    m = suffix_re.search(s, max(0, len(s) - 6))
+    return (m.end() - m.start()) if m else 0
+
+
 def _affixes(chunk: str, specials: dict[str, tuple[str, ...]]) -> list[str]:
     """The tokens of one whitespace-free chunk by the affix rules; ``specials`` (possibly
     empty) are kept whole or split as listed."""
@@ -274,8 +295,7 @@ def _affixes(chunk: str, specials: dict[str, tuple[str, ...]]) -> list[str]:
                 prefixes.append(s[:pre])
                 s = minus_pre
                 break
-        m = suffix_re.search(s[pre:])
-        suf = (m.end() - m.start()) if m else 0
+        suf = _suffix_len(suffix_re, s[pre:])
         if suf:
             minus_suf = s[:len(s) - suf]
             if minus_suf and minus_suf in specials:
@@ -298,7 +318,7 @@ def _affixes(chunk: str, specials: dict[str, tuple[str, ...]]) -> list[str]:
     if s:
         if s in specials:
             out.extend(specials[s])
-        elif url_re.match(s):
+        elif "." in s and url_re.match(s):  # a URL has a dot (host or IP)
             out.append(s)
         else:
             start = 0
@@ -318,7 +338,7 @@ def _affixes(chunk: str, specials: dict[str, tuple[str, ...]]) -> list[str]:
 
 
 @cache
-def _merge_patterns() -> tuple[dict[tuple[str, ...], str], int]:
+def _merge_patterns() -> tuple[dict[tuple[str, ...], str], int, frozenset[str]]:
     """Special cases that the affix rules would split (e.g. ``):``), by the tokens they split
     into: after a chunk is tokenized such a run of tokens is replaced by the special case."""
     prefix_re, suffix_re, infix_re, _ = _regexes()
@@ -328,7 +348,7 @@ def _merge_patterns() -> tuple[dict[tuple[str, ...], str], int]:
             toks = tuple(_affixes(key, {}))
             if len(toks) > 1:
                 pats[toks] = key
-    return pats, max((len(p) for p in pats), default=0)
+    return pats, max((len(p) for p in pats), default=0), frozenset(p[0] for p in pats)
 
 
 def _tokenize_chunk(chunk: str) -> list[str]:
@@ -336,11 +356,13 @@ def _tokenize_chunk(chunk: str) -> list[str]:
     specials = _specials()
     out = _fast_chunk(chunk) or _affixes(chunk, specials)
     if len(out) > 1:
-        pats, longest = _merge_patterns()
+        pats, longest, firsts = _merge_patterns()
+        if firsts.isdisjoint(out):
+            return [t for t in (t.strip() for t in out) if t]
         merged: list[str] = []
         i = 0
         while i < len(out):
-            for size in range(min(longest, len(out) - i), 1, -1):
+            for size in range(min(longest, len(out) - i) if out[i] in firsts else 0, 1, -1):
                 key = pats.get(tuple(out[i:i + size]))
                 if key is not None:
                     merged.extend(specials[key])
@@ -425,76 +447,229 @@ def _fast_chunk(chunk: str) -> list[str] | None:
 
 
 class EnglishWordTokenizer:
-    """Tokenizes batches of texts into word numbers (see :class:`TokenizedBatch`). Keeps at most
-    ``max_chunks`` remembered chunks (then starts afresh between batches), and the word numbers
-    of the last ``max_docs`` texts (the next filter of a chain asks for the same texts)."""
+    """Tokenizes batches of texts into word numbers (see :class:`TokenizedBatch`).
 
-    def __init__(self, max_chunks: int = 2_000_000, max_docs: int = 20_000) -> None:
+    A compiled pass splits the texts into whitespace-separated chunks and finds each in a table
+    of the chunks seen before (keyed by their bytes); only a chunk never seen is tokenized in
+    Python, once, by the rules. The table is shared by every filter running in the thread, so a
+    chain pays for a distinct chunk once, and the words of the last ``max_docs`` texts are
+    remembered by a 64-bit hash of their bytes (the next filter of a chain asks for the same
+    texts). Keeps at most ``max_chunks`` chunks (then starts afresh between batches)."""
+
+    def __init__(self, max_chunks: int = 2_000_000, max_docs: int = 5_000) -> None:
         self.max_chunks, self.max_docs = max_chunks, max_docs
         self._reset()
 
     def _reset(self) -> None:
         self._ids: dict[str, int] = {}
-        self._lengths: list[int] = []
-        self._flags: list[int] = []
-        self._hashes: list[int] = []
-        self._chunks = _ChunkCache(self)
-        self._docs: dict[str, np.ndarray] = {}
+        self._words: list[str] = []
+        self._arrays: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        self._chunks = _ChunkCache(self)  # the Python path (texts Arrow cannot hold)
+        self._docs: dict[int, np.ndarray] = {}  # text hash -> its word numbers
+        # the compiled chunk table (see ``fineweb._kernels.chunk_scan``)
+        self._slots = np.full(2 << 15, -1, np.int64)
+        self._ents = np.zeros(4 << 14, np.int64)
+        self._store = np.zeros(1 << 20, np.uint8)
+        self._toks = np.zeros(1 << 16, np.int64)
+        self._n_entries = self._store_used = self._n_toks = 0
 
     def word_id(self, word: str) -> int:
         i = self._ids.get(word)
         if i is None:
-            i = self._ids[word] = len(self._lengths)
-            self._lengths.append(len(word))
-            term = _terminal_punctuation()
-            flags = 0
-            if all(c in PUNCTUATION_CHARS or c in term for c in word):
-                flags |= FLAG_SYMBOL
-            if any(c.isalpha() for c in word):
-                flags |= FLAG_ALPHA
-            if len(word) == 1 and word in term:
-                flags |= FLAG_TERMINAL
-            if all(unicodedata.category(c)[0] == "P" for c in word):
-                flags |= FLAG_PUNCT
-            self._flags.append(flags)
-            digest = hashlib.blake2b(word.encode("utf-8", "surrogatepass"), digest_size=8)
-            self._hashes.append(int.from_bytes(digest.digest(), "little") >> 1)
+            i = self._ids[word] = len(self._words)
+            self._words.append(word)
         return i
 
-    def tokenize(self, texts: list[str]) -> TokenizedBatch:
-        if len(self._chunks) > self.max_chunks:
+    def _vocab_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(lengths, flags, hashes) of every word number: those of new words computed in one
+        compiled pass (flags of words with non-ASCII characters in Python)."""
+        have = self._arrays
+        k = 0 if have is None else len(have[0])
+        if have is not None and k == len(self._words):
+            return have
+        import pyarrow as pa
+
+        from curator_text.filters._vec import text_bytes
+        from curator_text.filters.fineweb import _kernels as kernels
+
+        new = self._words[k:]
+        try:
+            buf, offsets = text_bytes(pa.array(new, type=pa.string()))
+        except (pa.ArrowException, UnicodeError):  # lone surrogates: hashed with their escapes
+            data = [w.encode("utf-8", "surrogatepass") for w in new]
+            buf = np.frombuffer(b"".join(data), np.uint8)
+            offsets = np.concatenate([[0], np.cumsum([len(d) for d in data])]).astype(np.int64)
+        _, hashes, flags = kernels.word_attributes(buf, offsets, _ascii_lut())
+        lengths = np.fromiter(map(len, new), np.int64, len(new))  # characters, as Python counts
+        for j in np.flatnonzero(flags < 0).tolist():
+            flags[j] = _flags(new[j])
+        tail = (lengths, flags, hashes)
+        self._arrays = tail if have is None else tuple(
+            np.concatenate([a, b]) for a, b in zip(have, tail, strict=True))
+        return self._arrays
+
+    def tokenize(self, texts: list[str] | pa.Array | pa.ChunkedArray) -> TokenizedBatch:
+        """The words of ``texts`` (a list of strings or an Arrow string array; nulls are
+        empty texts)."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        if self._n_entries > self.max_chunks:
             self._reset()
+        from curator_text.filters.fineweb import _kernels as kernels
+
+        if not isinstance(texts, (pa.Array, pa.ChunkedArray)):
+            try:
+                texts = pa.array(texts, type=pa.string())
+            except (pa.ArrowException, UnicodeError):  # e.g. lone surrogates
+                return self._tokenize_python(list(texts))
+        if isinstance(texts, pa.ChunkedArray):
+            texts = texts.combine_chunks()
+        if texts.null_count:
+            texts = pc.fill_null(texts, "")
+        from curator_text._bytes import SPACE_CLASSES, SPACE_E2_80, word_counts
+        from curator_text.filters._vec import text_bytes
+
+        buf, offsets = text_bytes(texts)
+        # the filters of a chain see the same texts: a text's words are remembered by a 64-bit
+        # hash of its bytes (with its length), and only the texts not seen are scanned
         if len(self._docs) > self.max_docs:
             self._docs.clear()
-        get = self._chunks.__getitem__
+        keys = kernels.text_hashes(buf, offsets).tolist()
         docs = self._docs
-        parts: list[np.ndarray] = []
+        cached = [docs.get(k) for k in keys]
+        todo = [i for i, c in enumerate(cached) if c is None]
+        if len(todo) < len(keys):
+            if todo:
+                fresh = self.tokenize(texts.take(pa.array(todo, pa.int64())))
+                for j, i in enumerate(todo):
+                    cached[i] = fresh.ids[fresh.offsets[j]:fresh.offsets[j + 1]]
+            lens = np.zeros(len(keys) + 1, np.int64)
+            lens[1:] = [len(c) for c in cached]
+            lengths, flags, hashes = self._vocab_arrays()
+            return TokenizedBatch(ids=np.concatenate(cached) if cached else np.zeros(0, np.int64),
+                                  offsets=np.cumsum(lens), lengths=lengths, flags=flags,
+                                  hashes=hashes)
+        n_chunks = int(word_counts(buf, offsets, SPACE_CLASSES, SPACE_E2_80).sum())
+        entries = np.empty(n_chunks, np.int32)
+        doc_chunks = np.zeros(len(offsets), np.int64)
+        new = np.empty(n_chunks, np.int32)
+        done = n_new = 0
+        while True:
+            done, self._n_entries, self._store_used, n_new = kernels.chunk_scan(
+                buf, offsets, done, SPACE_CLASSES, SPACE_E2_80, self._slots, self._ents,
+                self._store, self._n_entries, self._store_used, entries, doc_chunks, new, n_new)
+            if done == len(offsets) - 1:
+                break
+            self._grow(int(offsets[done + 1] - offsets[done]))  # full: grow, go on
+        if n_new:
+            self._tokenize_new(new[:n_new])
+        ids, offs = kernels.chunk_words(entries, doc_chunks, self._ents, self._toks)
+        for k, a, b in zip(keys, offs[:-1].tolist(), offs[1:].tolist(), strict=True):
+            docs[k] = ids[a:b]
+        lengths, flags, hashes = self._vocab_arrays()
+        return TokenizedBatch(ids=ids, offsets=offs, lengths=lengths, flags=flags, hashes=hashes)
+
+    def _grow(self, text_bytes: int) -> None:
+        """Double the chunk table, the entries and the store as they fill up (the store leaves
+        room for a text of ``text_bytes``)."""
+        from curator_text.filters.fineweb import _kernels as kernels
+
+        n = self._n_entries
+        if 2 * (n + 1) > len(self._slots) // 2:
+            slots = np.full(2 * len(self._slots), -1, np.int64)
+            kernels.chunk_rehash(self._slots, slots)
+            self._slots = slots
+        if 4 * (n + 1) > len(self._ents):
+            ents = np.zeros(2 * len(self._ents), np.int64)
+            ents[:4 * n] = self._ents[:4 * n]
+            self._ents = ents
+        if self._store_used + text_bytes > len(self._store):
+            store = np.zeros(max(2 * len(self._store), self._store_used + text_bytes), np.uint8)
+            store[:self._store_used] = self._store[:self._store_used]
+            self._store = store
+
+    def _tokenize_new(self, new: np.ndarray) -> None:
+        """Tokenize the chunks of the new entries by the rules; record their words."""
+        ents = self._ents
+        word_id = self.word_id
+        specials = _specials()
+        starts, lens = ents[4 * new], ents[4 * new + 1]
+        first = int(starts[0])
+        region = self._store[first:self._store_used].tobytes()  # new chunks lie one after another
+        out: list[int] = []
+        counts = np.empty(len(new), np.int64)
+        for k, (a, n) in enumerate(zip((starts - first).tolist(), lens.tolist(), strict=True)):
+            chunk = region[a:a + n].decode("utf-8")
+            if chunk.isascii() and chunk.isalpha() and chunk not in specials:
+                out.append(word_id(chunk))
+                counts[k] = 1
+            else:
+                words = _tokenize_chunk(chunk)
+                out.extend(map(word_id, words))
+                counts[k] = len(words)
+        if self._n_toks + len(out) > len(self._toks):
+            grown = np.zeros(max(self._n_toks + len(out), 2 * len(self._toks)), np.int64)
+            grown[:self._n_toks] = self._toks[:self._n_toks]
+            self._toks = grown
+        self._toks[self._n_toks:self._n_toks + len(out)] = out
+        ents[4 * new + 3] = counts
+        ents[4 * new + 2] = self._n_toks + np.cumsum(counts) - counts
+        self._n_toks += len(out)
+
+    def _tokenize_python(self, texts: list[str]) -> TokenizedBatch:
+        get = self._chunks.__getitem__
+        parts = [np.fromiter(chain.from_iterable(map(get, text.split())), dtype=np.int64)
+                 for text in texts]
         lens = np.zeros(len(texts) + 1, dtype=np.int64)
-        for i, text in enumerate(texts):
-            ids = docs.get(text)
-            if ids is None:  # the filters of a chain see the same texts: tokenized once
-                ids = docs[text] = np.fromiter(chain.from_iterable(map(get, text.split())),
-                                               dtype=np.int64)
-            parts.append(ids)
-            lens[i + 1] = len(ids)
+        lens[1:] = [len(p) for p in parts]
+        lengths, flags, hashes = self._vocab_arrays()
         return TokenizedBatch(
             ids=np.concatenate(parts) if parts else np.zeros(0, np.int64),
-            offsets=np.cumsum(lens),
-            lengths=np.asarray(self._lengths, dtype=np.int64),
-            flags=np.asarray(self._flags, dtype=np.int8),
-            hashes=np.asarray(self._hashes, dtype=np.int64))
+            offsets=np.cumsum(lens), lengths=lengths, flags=flags, hashes=hashes)
 
     def ids(self, text: str) -> list[int]:
         """The word numbers of one text."""
         return list(chain.from_iterable(map(self._chunks.__getitem__, text.split())))
+
+    def word(self, i: int) -> str:
+        """The word numbered ``i``."""
+        return self._words[i]
+
+    def words(self, ids: np.ndarray) -> list[str]:
+        """The words numbered ``ids``."""
+        w = self._words
+        return [w[i] for i in ids.tolist()]
 
     def id_of(self, word: str) -> int | None:
         """The number of ``word`` if it was seen (else ``None``)."""
         return self._ids.get(word)
 
     @property
-    def flags(self) -> list[int]:
-        return self._flags
+    def flags(self) -> np.ndarray:
+        """The flags of every word number."""
+        return self._vocab_arrays()[1]
+
+
+def _flags(word: str) -> int:
+    """The ``FLAG_*`` bits of ``word``."""
+    term = _terminal_punctuation()
+    flags = 0
+    if all(c in PUNCTUATION_CHARS or c in term for c in word):
+        flags |= FLAG_SYMBOL
+    if any(c.isalpha() for c in word):
+        flags |= FLAG_ALPHA
+    if len(word) == 1 and word in term:
+        flags |= FLAG_TERMINAL
+    if all(unicodedata.category(c)[0] == "P" for c in word):
+        flags |= FLAG_PUNCT
+    return flags
+
+
+@cache
+def _ascii_lut() -> np.ndarray:
+    """Per ASCII byte, the flags of the one-character word (see ``_kernels.word_attributes``)."""
+    return np.array([_flags(chr(c)) for c in range(128)], np.int8)
 
 
 _LOCAL = threading.local()

@@ -5,8 +5,10 @@ characters. Then its words are numbered exactly with a hash table (a word of up 
 own key, read as one integer; longer ones are hashed and confirmed on the bytes), its n-grams are
 counted with another table (confirmed on the word numbers), and the top n-gram's occurrences are
 counted as ``str.count`` does: from the words for two or more words joined by spaces (see
-``_count_joined``), with Knuth-Morris-Pratt over the bytes for one word. Linear in the bytes; no
-Python per document.
+``_count_joined``), with Knuth-Morris-Pratt over the bytes for one word (``_count_words``, a
+second pass compiled only when a filter counts single words). Linear in the bytes; no Python
+per document. Arrays are allocated in Python, not in the kernels: numba's compile time, paid on
+a machine's first run, grows with every function and specialisation it compiles.
 
 ``hash_mask`` keeps only some bits of every hash: tests pass a small one to make collisions
 certain; it is all ones otherwise."""
@@ -41,7 +43,15 @@ def top_ngram_scores(texts: pa.Array, n: int, hash_mask: np.uint64 = ALL_BITS) -
     frequent, then most characters, then first) joined by spaces, its occurrences times its
     characters over the text's."""
     buf, offsets = text_bytes(texts)
-    return _top(buf, offsets, n, hash_mask, SPACE_CLASSES, SPACE_E2_80)
+    res = np.zeros((5, len(offsets) - 1), dtype=np.int64)
+    _top(buf, offsets, n, hash_mask, SPACE_CLASSES, SPACE_E2_80, *_scratch(offsets), res)
+    found, chars, length, first, end = res
+    if n == 1:  # one word: found inside other words too, so searched for in the bytes
+        _count_words(buf, offsets, first, end, length, found,
+                     np.empty(max(int((end - first).max(initial=0)), 1), np.int64))
+    # texts of fewer than n words score 1.0 (length 0 here)
+    return np.divide(found * (chars + (n - 1)), length, out=np.ones(len(length)),
+                     where=length > 0)
 
 
 def duplicate_ngram_scores(texts: pa.Array, n: int,
@@ -50,7 +60,9 @@ def duplicate_ngram_scores(texts: pa.Array, n: int,
     n-grams seen before in the text, each counted once, plus the spaces between their words,
     over the text's characters."""
     buf, offsets = text_bytes(texts)
-    return _duplicates(buf, offsets, n, hash_mask, SPACE_CLASSES, SPACE_E2_80)
+    out = np.ones(len(offsets) - 1)
+    _duplicates(buf, offsets, n, hash_mask, SPACE_CLASSES, SPACE_E2_80, *_scratch(offsets), out)
+    return out
 
 
 @jit
@@ -201,28 +213,33 @@ def _seen_before(j, n, ids, whash, ghash, table, mask, hash_mask):
 
 
 @jit
-def _count_occurrences(buf, lo, hi, pat, m, fail) -> int:
-    """Non-overlapping occurrences of ``pat[:m]`` in ``buf[lo:hi]``, leftmost first, as
-    ``str.count`` (Knuth-Morris-Pratt: linear in both)."""
-    fail[0] = 0
-    q = 0
-    for i in range(1, m):
-        while q > 0 and pat[i] != pat[q]:
-            q = fail[q - 1]
-        if pat[i] == pat[q]:
-            q += 1
-        fail[i] = q
-    found, q = 0, 0
-    for i in range(lo, hi):
-        c = buf[i]
-        while q > 0 and pat[q] != c:
-            q = fail[q - 1]
-        if pat[q] == c:
-            q += 1
-            if q == m:
-                found += 1
-                q = 0  # the next occurrence starts after this one
-    return found
+def _count_words(buf, offsets, first, end, length, found, fail):
+    """``found[d]``: non-overlapping occurrences, leftmost first, as ``str.count``, of the bytes
+    ``buf[first[d]:end[d]]`` in text ``d`` (where ``length[d] > 0``), by Knuth-Morris-Pratt
+    (linear in both)."""
+    for d in range(len(offsets) - 1):
+        if length[d] == 0:
+            continue
+        p0, m = first[d], end[d] - first[d]
+        fail[0] = 0
+        q = 0
+        for i in range(1, m):
+            while q > 0 and buf[p0 + i] != buf[p0 + q]:
+                q = fail[q - 1]
+            if buf[p0 + i] == buf[p0 + q]:
+                q += 1
+            fail[i] = q
+        hits, q = 0, 0
+        for i in range(offsets[d], offsets[d + 1]):
+            c = buf[i]
+            while q > 0 and buf[p0 + q] != c:
+                q = fail[q - 1]
+            if buf[p0 + q] == c:
+                q += 1
+                if q == m:
+                    hits += 1
+                    q = 0  # the next occurrence starts after this one
+        found[d] = hits
 
 
 @jit
@@ -273,30 +290,27 @@ def _count_joined(buf, starts, ends, ids, n_words, best, n) -> int:
     return found
 
 
-@jit
-def _scratch(offsets):
+def _scratch(offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Arrays for the most words a text of ``offsets`` can have, and a hash table of -1s."""
-    most = 0
-    for d in range(len(offsets) - 1):
-        most = max(most, offsets[d + 1] - offsets[d])
-    cap = most // 2 + 3
+    cap = int(np.diff(offsets).max(initial=0)) // 2 + 3
     i64 = np.empty((6, cap), dtype=np.int64)  # starts, ends, ids, character sums, counts, used
     u64 = np.empty((3, cap), dtype=np.uint64)  # word hashes, n-gram hashes, word keys
     return i64, u64, np.full(_table_mask(cap) + 1, -1, dtype=np.int64)
 
 
 @jit
-def _top(buf, offsets, n, hash_mask, classes, e2_80):
-    """``top_ngram_scores`` of the texts ``buf[offsets[d]:offsets[d + 1]]`` (UTF-8)."""
-    out = np.ones(len(offsets) - 1)
-    i64, u64, table = _scratch(offsets)
+def _top(buf, offsets, n, hash_mask, classes, e2_80, i64, u64, table, res):
+    """Per text ``buf[offsets[d]:offsets[d + 1]]`` (UTF-8) of at least ``n`` words, in the
+    rows of ``res``: its top n-gram's occurrences ``found`` (``n >= 2``; ``_count_words``
+    counts one word), the characters of its words ``chars``, the text's characters ``length``,
+    its bytes ``first:end`` (the rows stay 0 for shorter texts). Scratch: ``i64``, ``u64``,
+    ``table`` (see ``_scratch``)."""
     starts, ends, ids, cs, counts, used = i64[0], i64[1], i64[2], i64[3], i64[4], i64[5]
     whash, ghash, keys = u64[0], u64[1], u64[2]
-    pat, fail = np.empty(64, dtype=np.uint8), np.empty(64, dtype=np.int64)  # grown as needed
+    found, chars, length, first, end = res[0], res[1], res[2], res[3], res[4]
     for d in range(len(offsets) - 1):
-        lo, hi = offsets[d], offsets[d + 1]
-        n_words, length = _words(buf, lo, hi, starts, ends, ids, whash, keys, cs, table, used,
-                                 hash_mask, classes, e2_80)
+        n_words, size = _words(buf, offsets[d], offsets[d + 1], starts, ends, ids, whash, keys,
+                               cs, table, used, hash_mask, classes, e2_80)
         if n_words < n:
             continue
         m = n_words - n + 1
@@ -309,31 +323,22 @@ def _top(buf, offsets, n, hash_mask, classes, e2_80):
             else:
                 counts[table[slot]] += 1
                 counts[j] = 0
-        best, best_count, best_chars = 0, 0, -1
+        top, top_count, top_chars = np.int64(0), np.int64(0), np.int64(-1)
         for k in range(distinct):  # in the order of first occurrence: the first wins ties
             j = table[used[k]]
             table[used[k]] = -1
-            c, chars = counts[j], cs[j + n] - cs[j]
-            if c > best_count or (c == best_count and chars > best_chars):
-                best, best_count, best_chars = j, c, chars
+            c, w_chars = counts[j], cs[j + n] - cs[j]
+            if c > top_count or (c == top_count and w_chars > top_chars):
+                top, top_count, top_chars = j, c, w_chars
         if n > 1:
-            found = _count_joined(buf, starts, ends, ids, n_words, best, n)
-        else:  # one word: found inside other words too, so searched for in the bytes
-            size = ends[best] - starts[best]
-            if size > len(pat):
-                pat, fail = np.empty(size, dtype=np.uint8), np.empty(size, dtype=np.int64)
-            for q in range(size):  # a loop, not a slice assignment: numba compiles that
-                pat[q] = buf[starts[best] + q]  # one's shape-mismatch message for ~15 s
-            found = _count_occurrences(buf, lo, hi, pat, size, fail)
-        out[d] = np.float64(found * (best_chars + n - 1)) / np.float64(length)
-    return out
+            found[d] = _count_joined(buf, starts, ends, ids, n_words, top, n)
+        chars[d], length[d], first[d], end[d] = top_chars, size, starts[top], ends[top]
 
 
 @jit
-def _duplicates(buf, offsets, n, hash_mask, classes, e2_80):
-    """``duplicate_ngram_scores`` of the texts (as ``_top``)."""
-    out = np.ones(len(offsets) - 1)
-    i64, u64, table = _scratch(offsets)
+def _duplicates(buf, offsets, n, hash_mask, classes, e2_80, i64, u64, table, out):
+    """``out[d]``: ``duplicate_ngram_scores`` of the texts (as ``_top``) of at least ``n``
+    words."""
     starts, ends, ids, cs, used = i64[0], i64[1], i64[2], i64[3], i64[5]
     whash, ghash, keys = u64[0], u64[1], u64[2]
     for d in range(len(offsets) - 1):
@@ -356,4 +361,3 @@ def _duplicates(buf, offsets, n, hash_mask, classes, e2_80):
         for k in range(distinct):
             table[used[k]] = -1
         out[d] = np.float64(dup) / np.float64(length)
-    return out

@@ -86,7 +86,7 @@ def _texts(table: pa.Table, field: str, stage: str) -> pa.Array:
         col = col.cast(pa.string())
     if col.null_count:
         col = pc.fill_null(col, "")
-    return col.combine_chunks()
+    return col.chunk(0) if col.num_chunks == 1 else col.combine_chunks()  # one chunk: no copy
 
 
 class FunctionFilter(DocumentFilter):

@@ -53,7 +53,8 @@ def jsonl_view(table: pa.Table) -> memoryview | bytes:
         return b""
     parts: list[pa.Array | str] = []
     for i, name in enumerate(table.column_names):
-        encoded = _encode(table.column(i).combine_chunks())
+        col = table.column(i)
+        encoded = _encode(col.chunk(0) if col.num_chunks == 1 else col.combine_chunks())
         if encoded is None:
             df = table.to_pandas()
             return df.to_json(orient="records", lines=True, force_ascii=False).encode()

@@ -11,6 +11,8 @@ from typing import ClassVar
 
 from curator.stages.file_partitioning import DEFAULT_BLOCK_SIZE, FilePartitioningStage
 
+from curator_text.io.compressed import iter_blocks, stream_codec
+
 __all__ = ["BYTE_RANGE_KEY", "ROW_GROUPS_KEY", "ByteRangePartitioningStage",
            "FilePartitioningStage", "RowGroupPartitioningStage"]
 
@@ -26,15 +28,20 @@ class ByteRangePartitioningStage(FilePartitioningStage):
     """An uncompressed file bigger than the block size becomes one partition per byte range
     ``[start, end)`` (metadata ``byte_range``). The ranges come from the file size alone, so they
     are the same on every machine. A reader of a range reads the lines that *start* inside it,
-    so a line crossing a boundary is read once. Compressed files are read whole."""
+    so a line crossing a boundary is read once. A compressed file (.gz, .bz2, .zst, .lz4, .xz)
+    bigger than the block size is split the same way in its *decompressed* bytes (their size is
+    measured by decompressing it once here; see :mod:`curator_text.io.compressed`); .zip and
+    .snappy files are read whole."""
 
     name: str = "ByteRangePartitioningStage"
     default_block_size: ClassVar[int | None] = DEFAULT_BLOCK_SIZE
 
     def splittable(self, path: str) -> bool:
-        return not path.lower().endswith(_COMPRESSED)
+        return not path.lower().endswith(_COMPRESSED) or stream_codec(path) is not None
 
     def blocks(self, path: str, size: int, block_size: int) -> list[dict]:
+        if stream_codec(path) is not None:  # ranges of the decompressed bytes: measured once
+            return [{BYTE_RANGE_KEY: [start, end]} for start, end in iter_blocks(path, block_size)]
         return [{BYTE_RANGE_KEY: [start, min(start + block_size, size)]}
                 for start in range(0, size, block_size)]  # sizes come from the source listing
 

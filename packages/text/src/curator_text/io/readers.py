@@ -13,6 +13,7 @@ from curator.dedup.id_generator import CURATOR_DEDUP_ID_STR
 from curator.errors import ConfigError
 from curator.io import get_fs, register_storage_options
 
+from curator_text.io.compressed import read_decompressed_range, stream_codec
 from curator_text.io.partitioning import (
     BYTE_RANGE_KEY,
     ROW_GROUPS_KEY,
@@ -183,9 +184,12 @@ class JsonlReaderStage(_ReaderStage):
 
 
 def _read_range(path: str, byte_range: list[int] | None) -> tuple[bytes | bytearray, int]:
-    """The bytes of ``path`` (whole, or the lines *starting* in ``byte_range`` = [start, end)) and
-    the offset of the first returned byte. A line crossing ``end`` is read to its end; one
-    crossing ``start`` belongs to the previous range."""
+    """The bytes of ``path`` (whole, or the lines *starting* in ``byte_range`` = [start, end):
+    of the decompressed bytes for a compressed file) and the offset of the first returned byte.
+    A line crossing ``end`` is read to its end; one crossing ``start`` belongs to the previous
+    range."""
+    if byte_range is not None and stream_codec(path) is not None:
+        return read_decompressed_range(path, *byte_range)
     fs, p = get_fs(path)
     if byte_range is None:
         if p.lower().endswith((".zst", ".zstd")):  # Arrow's codec: no zstandard package needed
@@ -287,7 +291,9 @@ class JsonlReader(_Reader):
             Whatever is given, an uncompressed file bigger than the block size (``blocksize``,
             else a fixed 4 MiB) is read as line-aligned byte-range blocks, one task each, so
             memory does not depend on file size; each block is written to its own file named
-            ``{file stem}-{path hash}-{block index}``. Compressed files are read whole.
+            ``{file stem}-{path hash}-{block index}``. A compressed file (.gz, .bz2, .zst,
+            .lz4, .xz) bigger than the block size is split the same way in its decompressed
+            bytes and each block is decompressed as a stream (never the whole file in memory).
         fields: columns to keep (default: all).
         file_extensions: endings to keep when listing directories (default .jsonl, .json, .gz …).
         limit: read only the first ``limit`` partitions.

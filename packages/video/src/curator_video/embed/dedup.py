@@ -67,7 +67,7 @@ class ClipSemanticDedupStage(ProcessingStage[VideoTask, VideoTask]):
         from curator.dedup.kmeans import normalize
         from curator.dedup.semantic import nearest_kept
         from curator.dedup.workflow import group_size_counts
-        from curator.executors.stats import DEDUP_GROUP_SIZES
+        from curator.run.stats import DEDUP_GROUP_SIZES
 
         order = sorted(range(len(tasks)),  # deterministic: by source path
                        key=lambda i: (tasks[i].data.input_path, tasks[i].task_id))

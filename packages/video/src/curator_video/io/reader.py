@@ -9,6 +9,8 @@ from curator import CompositeStage, EmptyTask, FileGroupTask, ProcessingStage, s
 from curator.errors import ConfigError
 from curator.stages.file_partitioning import FilePartitioningStage
 
+from curator_video._config import coerce_numbers
+from curator_video.decode import DEFAULT_WINDOW_S
 from curator_video.tasks import Video, VideoTask
 
 __all__ = ["VideoReaderStage", "VideoListStage", "VideoMetadataStage", "VIDEO_EXTENSIONS"]
@@ -69,10 +71,22 @@ class VideoListStage(FilePartitioningStage):
 @dataclass
 class VideoMetadataStage(ProcessingStage[FileGroupTask, VideoTask]):
     """Reads each listed video's metadata (duration, fps, resolution, codec) with PyAV; a
-    corrupt or unsupported file goes to the rejected sink with its error."""
+    corrupt or unsupported file goes to the rejected sink with its error.
 
+    A video longer than ``window_s`` seconds becomes one task per window of ``window_s``
+    seconds (``metadata["window"] = [start_s, end_s]``, ids ``{video id}_w{index:05d}``), so
+    the stages after it decode and hold one window at a time; ``None`` keeps every video
+    whole. Windows depend on the file alone."""
+
+    window_s: float | None = DEFAULT_WINDOW_S
     name: str = "VideoMetadataStage"
     modality: ClassVar[str] = "video"
+
+    def __post_init__(self) -> None:
+        coerce_numbers(self, "window_s")
+        if self.window_s is not None and self.window_s <= 0:
+            raise ConfigError(f"{self.name}: window_s must be > 0 seconds or None (whole "
+                              f"videos), got {self.window_s}")
 
     def inputs(self):
         return ["data"], []
@@ -83,7 +97,7 @@ class VideoMetadataStage(ProcessingStage[FileGroupTask, VideoTask]):
     def process(self, task: FileGroupTask) -> list[VideoTask]:
         import av  # noqa: F401 - a missing library fails the task, it is not a bad file
 
-        from curator_video.decode import read_metadata
+        from curator_video.decode import read_metadata, video_windows
 
         out = []
         for i, path in enumerate(task.data):
@@ -94,8 +108,16 @@ class VideoMetadataStage(ProcessingStage[FileGroupTask, VideoTask]):
                             source=path)
                 continue
             suffix = None if len(task.data) == 1 else i
-            out.append(task.derive(Video(input_path=path, metadata=meta), suffix=suffix,
-                                   cls=VideoTask))
+            video_task = task.derive(Video(input_path=path, metadata=meta), suffix=suffix,
+                                     cls=VideoTask)
+            windows = video_windows(meta.duration, self.window_s)
+            if not windows:
+                out.append(video_task)
+            for k, window in enumerate(windows):
+                part = video_task.derive(Video(input_path=path, metadata=meta),
+                                         suffix=f"w{k:05d}")
+                part.metadata["window"] = list(window)
+                out.append(part)
         return out
 
 
@@ -103,16 +125,20 @@ class VideoMetadataStage(ProcessingStage[FileGroupTask, VideoTask]):
 class VideoReaderStage(CompositeStage[EmptyTask, VideoTask]):
     """Reads videos: lists the files under ``input_video_path`` (directory, glob or fsspec URL)
     and reads each one's metadata; corrupt or unsupported files are rejected with their error.
+    A video longer than ``window_s`` is handed on as one task per window of ``window_s``
+    seconds, so memory does not grow with the video's length.
 
     Args:
         input_video_path: directory, glob, URL or list of them.
         video_limit: keep only the first N videos (sorted by path); ``None`` for all.
         extensions: file name endings counted as videos.
+        window_s: seconds per task of a longer video (``None``: each video is one task).
     """
 
     input_video_path: str | list[str] = ""
     video_limit: int | None = None
     extensions: tuple[str, ...] = field(default=VIDEO_EXTENSIONS)
+    window_s: float | None = DEFAULT_WINDOW_S
     name: str = "VideoReaderStage"
     modality: ClassVar[str] = "video"
     kind: ClassVar[str] = "reader"
@@ -127,4 +153,4 @@ class VideoReaderStage(CompositeStage[EmptyTask, VideoTask]):
 
     def decompose(self) -> list[ProcessingStage]:
         return [VideoListStage(self.input_video_path, self.video_limit, self.extensions),
-                VideoMetadataStage()]
+                VideoMetadataStage(window_s=self.window_s)]

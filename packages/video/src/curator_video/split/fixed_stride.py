@@ -9,6 +9,7 @@ from curator import ProcessingStage
 from curator.errors import ConfigError
 
 from curator_video._config import coerce_numbers
+from curator_video.decode import task_window
 from curator_video.tasks import Clip, VideoTask
 
 __all__ = ["FixedStrideSplitStage", "fixed_stride_spans"]
@@ -33,7 +34,9 @@ def fixed_stride_spans(duration: float, clip_len_s: float, clip_stride_s: float,
 @dataclass
 class FixedStrideSplitStage(ProcessingStage[VideoTask, VideoTask]):
     """Splits each video into clips of ``clip_len_s`` seconds starting every ``clip_stride_s``
-    seconds (overlapping when the stride is shorter than the length).
+    seconds (overlapping when the stride is shorter than the length). A task holding a window
+    of a long video (see ``VideoReaderStage``) gets the clips that start in its window: the
+    same clips as the whole video, spread over its windows.
 
     Args:
         clip_len_s: clip length in seconds.
@@ -76,6 +79,9 @@ class FixedStrideSplitStage(ProcessingStage[VideoTask, VideoTask]):
                                    float(self.clip_stride_s), float(self.min_clip_length_s))
         if self.limit_clips is not None:
             spans = spans[: self.limit_clips]
+        window = task_window(task)
+        if window is not None:  # the clips starting in this task's window of a long video
+            spans = [(s, e) for s, e in spans if window[0] - 1e-6 <= s < window[1] - 1e-6]
         video.clips = [Clip.from_span(video.input_path, s, e) for s, e in spans]
         return task
 

@@ -21,36 +21,48 @@ DETECTORS: dict[str, type[SceneDetector]] = {"histogram": HistogramSceneDetector
 
 
 def decode_all_frames(stage: ProcessingStage, task: VideoTask, size: tuple[int, int],
-                      batch_frames: int, pyav: bool = False) -> tuple[np.ndarray, float] | None:
-    """All frames of the task's video resized to ``size`` (width, height) and its fps, read
-    with decord (batched) or, with ``pyav``, PyAV (any size, bicubic); an undecodable video is
-    rejected by ``stage`` (``None`` returned)."""
+                      batch_frames: int, pyav: bool = False
+                      ) -> tuple[np.ndarray, float, int] | None:
+    """The frames of the task's video (of its window, when it has one: see
+    :func:`~curator_video.decode.task_window`) resized to ``size`` (width, height), its fps and
+    the index of the first frame returned; read with decord (batched) or, with ``pyav``, PyAV
+    (any size, bicubic). An undecodable video is rejected by ``stage`` (``None`` returned)."""
     import av  # noqa: F401 - a missing library fails the task, it is not a bad file
     import decord  # noqa: F401
 
-    from curator_video.decode import open_decord, read_all_frames_av, read_frames
+    from curator_video.decode import (
+        open_decord,
+        read_all_frames_av,
+        read_frames,
+        task_window,
+        window_frame_range,
+    )
 
     video = task.data
+    window = task_window(task)
     try:
         if pyav:
-            frames, fps = read_all_frames_av(video.input_path, *size)
+            frames, fps = read_all_frames_av(video.input_path, *size, window=window)
+            first = window_frame_range(window, fps, 1 << 62)[0]
         else:
             reader = open_decord(video.input_path, *size)
-            frames = read_frames(reader, list(range(len(reader))), batch_frames)
             fps = float(reader.get_avg_fps())
+            first, end = window_frame_range(window, fps, len(reader))
+            frames = read_frames(reader, list(range(first, end)), batch_frames)
         fps = fps or video.metadata.fps
     except Exception as exc:
         stage.reject(task, "undecodable video", record={"path": video.input_path},
                      error=exc, source=video.input_path)
         return None
-    return frames, fps
+    return frames, fps, first
 
 
 @dataclass
 class SceneCutSplitStage(ProcessingStage[VideoTask, VideoTask]):
     """Splits each video at shot boundaries: decodes it downscaled with decord (batched
     ``get_batch`` reads), asks the detector for the frames that start a new shot, and makes one
-    clip per shot. Shots longer than ``max_clip_length_s`` are cut into equal parts; shots
+    clip per shot. A long video read as windows (``VideoReaderStage(window_s=...)``) is
+    decoded one window per task, so a window's end also ends a shot. Shots longer than ``max_clip_length_s`` are cut into equal parts; shots
     shorter than ``min_clip_length_s`` are dropped. An undecodable video is rejected.
 
     Args:
@@ -107,10 +119,10 @@ class SceneCutSplitStage(ProcessingStage[VideoTask, VideoTask]):
         decoded = decode_all_frames(self, task, self.decode_size, self.batch_frames)
         if decoded is None:
             return None
-        frames, fps = decoded
+        frames, fps, first = decoded
         video = task.data
         cuts = self._detector.detect(frames, fps)  # type: ignore[union-attr]
-        bounds = [0, *cuts, len(frames)]
+        bounds = [first + k for k in (0, *cuts, len(frames))]
         clips = []
         for a, b in zip(bounds[:-1], bounds[1:], strict=True):
             if (b - a) / fps >= self.min_clip_length_s - 1e-6:

@@ -122,7 +122,7 @@ class TransNetV2ClipExtractionStage(ProcessingStage[VideoTask, VideoTask]):
                                     pyav=True)
         if decoded is None:
             return None
-        frames, fps = decoded
+        frames, fps, first = decoded
         probs = transition_probabilities(self._model, frames, self._device)
         scenes = predictions_to_scenes((probs > self.threshold).astype(np.uint8),
                                        self.entire_scene_as_clip)
@@ -135,5 +135,6 @@ class TransNetV2ClipExtractionStage(ProcessingStage[VideoTask, VideoTask]):
         if self.limit_clips > 0:
             scenes = scenes[: self.limit_clips]
         video = task.data
-        video.clips = [Clip.from_span(video.input_path, a / fps, b / fps) for a, b in scenes]
+        video.clips = [Clip.from_span(video.input_path, (first + a) / fps, (first + b) / fps)
+                       for a, b in scenes]
         return task

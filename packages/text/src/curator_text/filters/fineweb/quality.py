@@ -3,8 +3,9 @@ names: :class:`GopherRepetitionFilter`, :class:`GopherQualityFilter`, :class:`C4
 (which also removes lines from the documents it keeps) and :class:`FineWebQualityFilter`.
 
 Words are datatrove's English words (``curator_text.filters._english_words``); n-gram and word
-statistics run in compiled kernels over word numbers, whole-text counts in ``pyarrow.compute``,
-and line rules with Python's own string methods (the rules are defined by them)."""
+statistics, Gopher's paragraph/line repetition and line counts run in compiled kernels over the
+UTF-8 bytes and word numbers of the whole batch; C4's and FineWeb's per-line rules use Python's
+own string methods (the rules are defined by them)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ import pyarrow.compute as pc
 from curator.errors import ConfigError
 
 from curator_text.filters._english_words import shared_tokenizer, terminal_punctuation
+from curator_text.filters._vec import text_bytes
 from curator_text.filters.fineweb.base import DatatroveFilter, char_lengths
 
 
@@ -34,8 +36,6 @@ GOPHER_STOP_WORDS = ("the", "be", "to", "of", "and", "that", "have", "with")
 C4_POLICY_SUBSTRINGS = ("terms of use", "privacy policy", "cookie policy", "uses cookies",
                         "use of cookies", "use cookies")
 
-_PARAGRAPHS = re.compile(r"\n{2,}")
-_LINES = re.compile(r"\n+")
 
 
 def _check_language(stage: str, language: str) -> None:
@@ -92,35 +92,17 @@ class GopherRepetitionFilter(DatatroveFilter):
         self.reasons = (*self._FIXED, *(f"top_{n}_gram" for n, _ in self.top_n_grams),
                         *(f"duplicated_{n}_n_grams" for n, _ in self.dup_n_grams))
 
-    def _line_codes(self, texts: list[str]) -> np.ndarray:
-        out = np.zeros(len(texts), np.int8)
-        for i, text in enumerate(texts):
-            if not text:
-                continue  # datatrove divides by the length: an empty text raises there
-            size = len(text)
-            paras = _PARAGRAPHS.split(text.strip())
-            n, chars = _duplicates(paras)
-            if self.dup_para_frac and n / len(paras) > self.dup_para_frac:
-                out[i] = 1
-                continue
-            if self.dup_para_char_frac and chars / size > self.dup_para_char_frac:
-                out[i] = 2
-                continue
-            lines = _LINES.split(text)
-            n, chars = _duplicates(lines)
-            if self.dup_line_frac and n / len(lines) > self.dup_line_frac:
-                out[i] = 3
-            elif self.dup_line_char_frac and chars / size > self.dup_line_char_frac:
-                out[i] = 4
-        return out
-
     def decide(self, texts: pa.Array) -> tuple[np.ndarray, None]:
-        strings = texts.to_pylist()
-        codes = self._line_codes(strings)
+        from curator_text._bytes import SPACE_CLASSES, SPACE_E2_80  # imports numba
+
+        buf, offsets = text_bytes(texts)
+        codes = _kernels().line_repetition(
+            buf, offsets, SPACE_CLASSES, SPACE_E2_80, float(self.dup_para_frac or 0),
+            float(self.dup_para_char_frac or 0), float(self.dup_line_frac or 0),
+            float(self.dup_line_char_frac or 0))
         todo = np.flatnonzero(codes == 0)
         if len(todo):
-            sub = [strings[i] for i in todo.tolist()]
-            tok = shared_tokenizer().tokenize(sub)
+            tok = shared_tokenizer().tokenize(texts.take(pa.array(todo)))
             lens = char_lengths(texts)[todo]
             top = [(n, f) for n, f in self.top_n_grams if f]
             dup = [(n, f) for n, f in self.dup_n_grams if f]
@@ -132,12 +114,6 @@ class GopherRepetitionFilter(DatatroveFilter):
             index = np.array([0] + [self.reasons.index(r) + 1 for r in names], np.int8)
             codes[todo] = index[grams]
         return codes, None
-
-
-# Line-level patterns for pyarrow (RE2): Python's str.splitlines() boundaries, and the
-# whitespace str.strip() removes that is not a line boundary.
-_SEP = r"\n\r\x0b\x0c\x1c\x1d\x1e\x{85}\x{2028}\x{2029}"
-_WS = r"\t \x1f\x{a0}\x{1680}\x{2000}-\x{200a}\x{202f}\x{205f}\x{3000}"
 
 
 @dataclass
@@ -189,23 +165,12 @@ class GopherQualityFilter(DatatroveFilter):
         return index
 
     def decide(self, texts: pa.Array) -> tuple[np.ndarray, None]:
-        tok = shared_tokenizer().tokenize(texts.to_pylist())
+        tok = shared_tokenizer().tokenize(texts)
         stats = _kernels().quality_stats(tok.ids, tok.offsets, tok.lengths, tok.flags,
                                 self._stop_index(len(tok.lengths)), len(self._stop))
         n_words, nonsym, chars, alpha, stops = (stats[:, k].astype(np.float64) for k in range(5))
-        cnt = lambda pat: pc.count_substring_regex(texts, pat).to_numpy(  # noqa: E731
-            zero_copy_only=False).astype(np.float64)
-        hashes = pc.count_substring(texts, "#").to_numpy(zero_copy_only=False).astype(float)
-        ellipses = (pc.count_substring(texts, "...").to_numpy(zero_copy_only=False)
-                    + pc.count_substring(texts, "…").to_numpy(zero_copy_only=False))
-        seps = cnt(f"\\r\\n|[{_SEP}]")
-        ends_open = cnt(f"[^{_SEP}]$")  # 1 when the last line has no line break after it
-        lines = seps + ends_open
-        # "^" matches again where pyarrow resumes counting: the first line is tested apart
-        first = pc.match_substring_regex(texts, f"^[{_WS}]*[•-]").to_numpy(
-            zero_copy_only=False).astype(np.float64)
-        bullets = first + cnt(f"[{_SEP}][{_WS}]*[•-]")
-        end_ellipsis = cnt(f"(?:\\.\\.\\.|…)[{_WS}]*(?:$|[{_SEP}])")
+        counts = _kernels().line_stats(*text_bytes(texts)).astype(np.float64)
+        hashes, ellipses, lines, bullets, end_ellipsis = (counts[:, k] for k in range(5))
         with np.errstate(divide="ignore", invalid="ignore"):
             avg = np.where(nonsym > 0, chars / np.maximum(nonsym, 1), np.nan)
             per_word = lambda x: np.where(n_words > 0, x / np.maximum(n_words, 1), 0.0)  # noqa: E731
@@ -283,7 +248,8 @@ class C4QualityFilter(DatatroveFilter):
         for line in text.splitlines():
             line = line.strip()
             words = line.split()
-            if self.max_word_length != -1 and any(len(w) > self.max_word_length for w in words):
+            if self.max_word_length != -1 and len(line) > self.max_word_length and any(
+                    len(w) > self.max_word_length for w in words):
                 continue
             if self.remove_citations and "[" in line:
                 line = _CITATION.sub("", line)
@@ -381,7 +347,7 @@ class FineWebQualityFilter(DatatroveFilter):
                 codes[i] = 4
         todo = np.flatnonzero(codes == 0)
         if len(todo):
-            tok = shared_tokenizer().tokenize([strings[i] for i in todo.tolist()])
+            tok = shared_tokenizer().tokenize(texts.take(pa.array(todo)))
             words = np.diff(tok.offsets).astype(np.float64)
             newlines = pc.count_substring(texts, "\n").to_numpy(zero_copy_only=False)[todo]
             with np.errstate(divide="ignore", invalid="ignore"):

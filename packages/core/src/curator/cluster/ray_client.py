@@ -535,7 +535,7 @@ class RayClient:
         # (kill -9 gives Ray no chance to); the next start sweeps should it be killed too
         import subprocess
 
-        code = ("from curator.executors.ray_client import _watch_owner; "
+        code = ("from curator.cluster.ray_client import _watch_owner; "
                 f"_watch_owner({str(path)!r}, {self._temp_dir()!r})")
         self._watchdog = subprocess.Popen(
             [sys.executable, "-c", code], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,

@@ -20,8 +20,8 @@ import time
 from pathlib import Path
 
 import pytest
-from curator.executors.ray_client import RayStartError
-from curator.executors.slurm import SlurmRayClient, slurm_nodes
+from curator.cluster.ray_client import RayStartError
+from curator.cluster.slurm import SlurmRayClient, slurm_nodes
 
 ROOT = Path(__file__).resolve().parents[3]
 

@@ -13,7 +13,7 @@ import tempfile
 import time
 from typing import Any
 
-from curator.executors.ray_client import RayClient, RayStartError, alive_nodes
+from curator.cluster.ray_client import RayClient, RayStartError, alive_nodes
 
 __all__ = ["SlurmRayClient", "slurm_nodes"]
 

@@ -10,8 +10,9 @@ import subprocess
 import sys
 import textwrap
 
-from curator.executors.stats import ProgressReporter, RunStats
-from curator.stages.file_partitioning import INPUT_BYTES_COUNTER, FilePartitioningStage
+from curator.run.progress import ProgressReporter
+from curator.run.stats import INPUT_BYTES_COUNTER, RunStats
+from curator.stages.file_partitioning import FilePartitioningStage
 from rich.console import Console
 
 

@@ -12,7 +12,7 @@ import pytest
 
 SCRIPT = textwrap.dedent("""
     import json
-    from curator.executors.ray_client import RayClient, _ray_descendants
+    from curator.cluster.ray_client import RayClient, _ray_descendants
 
     with RayClient(num_cpus=2, object_store_memory=100 * 1024**2, timeout_s=120) as client:
         import ray
@@ -60,7 +60,7 @@ def test_workers_run_this_interpreter_even_when_ray_was_imported_first():
     code = textwrap.dedent("""
         import json, sys
         import ray
-        from curator.executors.ray_client import RayClient
+        from curator.cluster.ray_client import RayClient
 
         with RayClient(num_cpus=1, object_store_memory=100 * 1024**2, timeout_s=120,
                        include_dashboard=False):
@@ -95,7 +95,7 @@ def test_importing_curator_and_plugins_does_not_import_ray():
         names = {e.name for e in reg.list(kind="executor")}
         entry = reg.get("ray_data", kind="executor")
         import curator.executors.ray_data, curator.executors.ray_actor_pool
-        import curator.executors.ray_client
+        import curator.cluster.ray_client
         print(json.dumps({"ray": "ray" in sys.modules, "names": sorted(names), "entry": entry.obj.__name__,
                           "cls": curator.RayDataExecutor.__name__}))
     """)
@@ -107,7 +107,7 @@ def test_importing_curator_and_plugins_does_not_import_ray():
 
 
 def test_discovery_order_follows_rays_own_tools(monkeypatch):
-    from curator.executors.ray_client import resolve_address
+    from curator.cluster.ray_client import resolve_address
 
     monkeypatch.delenv("RAY_ADDRESS", raising=False)
     assert resolve_address("10.0.0.1:6379") == ("explicit", "10.0.0.1:6379")
@@ -157,7 +157,7 @@ def test_cli_address_reaches_the_client_with_the_specs_executor_settings(tmp_pat
 
 ORPHAN_DRIVER = textwrap.dedent("""
     import json, sys, time
-    from curator.executors.ray_client import RayClient, _ray_descendants
+    from curator.cluster.ray_client import RayClient, _ray_descendants
 
     client = RayClient(num_cpus=1, object_store_memory=80 * 1024**2, timeout_s=200,
                        _temp_dir=sys.argv[1]).start()
@@ -176,7 +176,7 @@ def _killed_driver(temp_dir: str, kill_watchdog: bool) -> dict:
     just after."""
     import time
 
-    from curator.executors.ray_client import session_processes
+    from curator.cluster.ray_client import session_processes
 
     env = {**os.environ, "RAY_ENABLE_UV_RUN_RUNTIME_ENV": "0"}
     env.pop("RAY_ADDRESS", None)
@@ -199,7 +199,7 @@ def _killed_driver(temp_dir: str, kill_watchdog: bool) -> dict:
 
 def _gone(info: dict) -> bool:
     import psutil
-    from curator.executors.ray_client import session_processes
+    from curator.cluster.ray_client import session_processes
 
     return not session_processes(info["session"], info["procs"]) and not any(
         psutil.pid_exists(pid) and abs(psutil.Process(pid).create_time() - t) < 1e-3
@@ -216,7 +216,7 @@ def test_a_killed_driver_leaves_no_process_of_the_cluster_it_started():
     import tempfile
     import time
 
-    from curator.executors.ray_client import end_processes, session_processes
+    from curator.cluster.ray_client import end_processes, session_processes
 
     temp_dir = tempfile.mkdtemp(prefix="cor", dir="/tmp")  # our own: short socket paths
     try:
@@ -232,7 +232,7 @@ def test_a_killed_driver_leaves_no_process_of_the_cluster_it_started():
               f"{len(info['procs'])}")
         info2 = _run(textwrap.dedent(f"""
             import json
-            from curator.executors.ray_client import RayClient
+            from curator.cluster.ray_client import RayClient
             with RayClient(num_cpus=1, object_store_memory=80 * 1024**2, timeout_s=200,
                            _temp_dir={temp_dir!r}) as client:
                 alive = client.is_running
@@ -250,7 +250,7 @@ def test_started_cluster_serves_rays_state_api_as_xenna_needs(ray_cluster):
     """RayClient starts Ray's dashboard by default (NeMo Curator's defaults: port 8265 on
     127.0.0.1), with the state API limit Xenna lists actors with."""
     from curator import RayClient
-    from curator.executors.ray_client import STATE_API_ENV
+    from curator.cluster.ray_client import STATE_API_ENV
     from ray.util.state import list_actors
 
     client = RayClient()
@@ -264,7 +264,7 @@ def test_started_cluster_serves_rays_state_api_as_xenna_needs(ray_cluster):
 
 DASHBOARD_PORTS = textwrap.dedent("""
     import json, socket
-    from curator.executors.ray_client import RayClient, RayStartError
+    from curator.cluster.ray_client import RayClient, RayStartError
     from ray.util.state import list_actors
 
     held = []
@@ -318,7 +318,7 @@ def test_without_rays_dashboard_packages_a_cluster_starts_without_it_and_says_so
     code = textwrap.dedent("""
         import json, sys, warnings
         sys.modules["aiohttp"] = None  # as if ray[default] were not installed
-        from curator.executors.ray_client import _dashboard_installed
+        from curator.cluster.ray_client import _dashboard_installed
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             ok = _dashboard_installed()

@@ -4,11 +4,7 @@ from __future__ import annotations
 
 import pytest
 from curator import Resources
-from curator.executors.gpu_sizing import (
-    GpuSizingError,
-    cluster_gpu_memory_gb,
-    smallest_gpu_memory_gb,
-)
+from curator.cluster.gpu_sizing import GpuSizingError, cluster_gpu_memory_gb, smallest_gpu_memory_gb
 
 
 def _node(node_id: str, gpus: float = 0, kind: str | None = None, alive: bool = True) -> dict:

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from curator import Pipeline, ProcessingStage, Task
-from curator.checkpoint import CheckpointStore, PartitionTracker
+from curator.run.tracker import CheckpointStore, PartitionTracker
 
 
 def test_checkpoint_store_marks_and_reloads(tmp_path):
