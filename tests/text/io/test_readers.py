@@ -73,6 +73,23 @@ def test_malformed_line_is_rejected_with_line_number_and_rest_kept(tmp_path) -> 
     assert all(str(path) in r.source for r in rejected)
 
 
+def test_a_file_of_only_malformed_lines_is_rejected_and_the_run_stays_ok(tmp_path) -> None:
+    from curator_text import JsonlWriter, ScoreFilter, WordCountFilter
+
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "a.jsonl").write_text("id\tkind\n0\tnormal\n")  # TSV named .jsonl
+    _write_jsonl(tmp_path / "in" / "b.jsonl", [{"text": "one two three"}])
+    result = Pipeline("p", stages=[JsonlReader(str(tmp_path / "in")),
+                                   ScoreFilter(WordCountFilter(min_words=1)),
+                                   JsonlWriter(str(tmp_path / "out"))]).run(
+        summary=False, raise_on_failure=False)
+    # the empty batch passes the filter (no row lacks its column), not a failed task
+    assert result.ok and result.rejected.total == 2
+    rows = [json.loads(line) for f in sorted((tmp_path / "out").glob("*.jsonl"))
+            for line in f.read_text().splitlines()]
+    assert rows == [{"text": "one two three"}]
+
+
 def test_unreadable_file_is_reported_and_run_goes_on(tmp_path) -> None:
     good = tmp_path / "good.jsonl"
     _write_jsonl(good, [{"text": "a"}])

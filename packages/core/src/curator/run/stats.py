@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import os
 import re
 import sys
 import threading
@@ -58,18 +59,31 @@ def peak_rss_mb() -> float:
     return max(_maxrss_mb(resource.RUSAGE_SELF), _maxrss_mb(resource.RUSAGE_CHILDREN))
 
 
+_HWM: dict[str, Any] = {"pid": None, "fd": None, "at": 0.0, "mb": 0.0}
+_HWM_EVERY_S = 0.005  # a stage call is booked with a high-water mark at most this old
+
+
 def process_peak_rss_mb() -> float:
     """Peak resident set size, in MiB, of this process alone: what a worker reports with each
     call result. On Linux the high-water mark of its own memory (``VmHWM``): ``ru_maxrss`` of a
     worker started by fork + exec also counts the parent's memory at the fork. Elsewhere
-    ``ru_maxrss``; 0.0 where neither exists."""
+    ``ru_maxrss``; 0.0 where neither exists. Called once per stage call, so the status file
+    stays open and is read at most every few milliseconds."""
+    now = time.monotonic()
+    cache = _HWM
+    if cache["pid"] == os.getpid() and now - cache["at"] < _HWM_EVERY_S:
+        return cache["mb"]
     try:
-        with open("/proc/self/status", "rb") as fh:
-            for line in fh:
-                if line.startswith(b"VmHWM:"):
-                    return int(line.split()[1]) / 1024  # kB
-    except (OSError, ValueError, IndexError):
-        pass
+        if cache["pid"] != os.getpid():  # first call here, or a forked child
+            cache["fd"] = os.open("/proc/self/status", os.O_RDONLY)
+            cache["pid"], cache["mb"] = os.getpid(), 0.0
+        status = os.pread(cache["fd"], 8192, 0)
+        at = status.index(b"VmHWM:")
+        cache["mb"] = max(cache["mb"], int(status[at + 6:status.index(b"kB", at)]) / 1024)
+        cache["at"] = now
+        return cache["mb"]
+    except (OSError, ValueError):
+        cache["pid"] = None
     try:
         import resource
     except ImportError:  # pragma: no cover - Windows
