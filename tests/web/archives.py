@@ -4,10 +4,12 @@
 from __future__ import annotations
 
 import gzip
+import io
+import tarfile
 import uuid
 import zlib
 
-__all__ = ["warc_record", "http_response", "chunked", "arc_file", "arc_record"]
+__all__ = ["warc_record", "http_response", "chunked", "arc_file", "arc_record", "tar_gz"]
 
 
 def http_response(body: bytes, headers: list[tuple[str, str]] | None = None,
@@ -61,3 +63,15 @@ def arc_file(records: list[tuple[str, bytes]], gz: bool) -> bytes:
 def _gzip_member(data: bytes) -> bytes:
     c = zlib.compressobj(9, zlib.DEFLATED, 31)
     return c.compress(data) + c.flush()
+
+
+def tar_gz(files: dict[str, str]) -> bytes:
+    """A gzipped tar holding ``files`` (name -> text), as arXiv source bundles come."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as t:
+        for name, text in files.items():
+            data = text.encode()
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            t.addfile(info, io.BytesIO(data))
+    return buf.getvalue()

@@ -19,7 +19,7 @@ from curator_web import (
 )
 from curator_web.wikipedia import WikipediaIterator
 
-from tests.web.archives import http_response, warc_record
+from tests.web.archives import http_response, tar_gz, warc_record
 from tests.web.conftest import MAIN_EN, page
 
 pytestmark = pytest.mark.filterwarnings("ignore")
@@ -147,17 +147,6 @@ def test_wikipedia_multistream_is_read_one_stream_at_a_time(tmp_path) -> None:
     assert 0 < sum(reads) < len(dump) / 2  # the first page came without reading the whole file
 
 
-def _tgz(files: dict[str, str]) -> bytes:
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w:gz") as t:
-        for name, text in files.items():
-            data = text.encode()
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            t.addfile(info, io.BytesIO(data))
-    return buf.getvalue()
-
-
 TEX = ("\\documentclass{article}\\begin{document}\\section{Intro}We study harbours in paper "
        "{n}.\\end{document}")
 
@@ -167,7 +156,7 @@ def test_arxiv_bulk_tar_layout_over_http(http_server, tmp_path) -> None:
     tar of the paper's files or one gzipped .tex; old-style ids; PDF-only papers."""
     base, root, server = http_server
     members = {
-        "2401/2401.00001.gz": _tgz({"main.tex": TEX.replace("{n}", "one"),
+        "2401/2401.00001.gz": tar_gz({"main.tex": TEX.replace("{n}", "one"),
                                     "fig.png": "x"}),
         "2401/2401.00002.gz": gzip.compress(TEX.replace("{n}", "two").encode()),
         "2401/2401.00003.pdf": b"%PDF-1.5",

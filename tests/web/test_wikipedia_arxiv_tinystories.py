@@ -19,6 +19,8 @@ from curator_web import (
 from curator_web.download.base import DocumentIterateExtractStage
 from curator_web.wikipedia import WikipediaExtractor, WikipediaIterator
 
+from tests.web.archives import tar_gz
+
 NS = "http://www.mediawiki.org/xml/export-0.10/"
 ARTICLE = """{{Infobox settlement|name=Harbourtown|population=1234}}
 '''Harbourtown''' is a small [[port]] town on the [[North Sea|northern coast]].<ref>{{cite web|url=http://x}}</ref>
@@ -103,18 +105,8 @@ It works well.
 
 
 def _tarball(path) -> None:
-    def gz_tar(files: dict[str, str]) -> bytes:
-        buf = io.BytesIO()
-        with tarfile.open(fileobj=buf, mode="w:gz") as t:
-            for name, text in files.items():
-                data = text.encode()
-                info = tarfile.TarInfo(name)
-                info.size = len(data)
-                t.addfile(info, io.BytesIO(data))
-        return buf.getvalue()
-
     members = {
-        "2401/2401.00001.gz": gz_tar({"main.tex": MAIN_TEX, "fig.png": "png"}),
+        "2401/2401.00001.gz": tar_gz({"main.tex": MAIN_TEX, "fig.png": "png"}),
         "2401/2401.00002.gz": gzip.compress(b"\\section{Only}\nA single gzipped file paper."),
         "2401/2401.00003.pdf": b"%PDF-1.4",
         "2401/2401.00004.gz": b"\x1f\x8b\x08\x00broken gzip",
