@@ -38,3 +38,31 @@ def test_image_wheel_metadata_and_license(tmp_path):
     assert any(line.startswith("Project-URL: Homepage, ") for line in lines)
     readme = meta.split("\n\n", 1)[1]
     assert "## Install" in readme and "## A pipeline" in readme
+
+
+def test_text_wheel_ships_its_compiled_kernels_and_the_sdist_their_source(tmp_path):
+    """curator-text's kernels are C built at install time: the wheel holds the extension (and
+    the package data), the source distribution holds the C file to build it from."""
+    uv = shutil.which("uv")
+    if uv is None:
+        pytest.skip("uv is not installed")
+    proc = subprocess.run([uv, "build", "--offline", "--package", "curator-text",
+                           "-o", str(tmp_path)], cwd=ROOT, capture_output=True, text=True,
+                          timeout=600)
+    if proc.returncode and "offline" in proc.stderr.lower():
+        pytest.skip(f"the build backend is not in uv's cache: {proc.stderr.strip()[-200:]}")
+    assert proc.returncode == 0, proc.stderr
+    (wheel,) = tmp_path.glob("curator_text-*.whl")
+    with zipfile.ZipFile(wheel) as zf:
+        names = zf.namelist()
+    assert any(n.startswith("curator_text/_native.") and n.endswith(".so") for n in names)
+    assert "curator_text/data/code_meta.csv" in names
+    assert not any(n.endswith(".c") for n in names)
+    (sdist,) = tmp_path.glob("curator_text-*.tar.gz")
+    import tarfile
+
+    with tarfile.open(sdist) as tf:
+        members = tf.getnames()
+    assert any(n.endswith("src/curator_text/_native.c") for n in members)
+    assert any(n.endswith("/setup.py") for n in members)
+    assert not any(n.endswith(".so") for n in members)  # no build output of this checkout

@@ -211,3 +211,47 @@ def test_stage_custom_metrics_reach_the_task_stage_perf():
     perf = out[0].stage_perf[-1]
     assert perf.stage_name == "Timed" and perf.num_items_processed == 2
     assert perf.custom_metrics["rows"] == 2.0 and perf.custom_metrics["step_s"] >= 0
+
+
+RUN_AND_REPORT = """
+import sys
+from curator import EmptyTask, Pipeline, ProcessingStage
+from curator.plugins import manager
+
+class Echo(ProcessingStage):
+    name = "echo"
+    def process(self, task):
+        return task
+
+Pipeline("p", stages=[Echo()]).run(initial_tasks=[EmptyTask(task_id="t")], summary=False,
+                                   **({"executor": sys.argv[1]} if len(sys.argv) > 1 else {}))
+print(manager._registry is None)
+"""
+
+
+@pytest.mark.parametrize("args", [[], ["local"]])
+def test_a_run_on_a_builtin_executor_loads_no_plugin(args):
+    """Core's executors are taken without importing every installed plugin (a run on a laptop
+    does not pay for the video, audio and web packages it does not use)."""
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", RUN_AND_REPORT, *args], capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "True"
+
+
+def test_a_builtin_executor_name_follows_the_plugin_switches(monkeypatch):
+    """With core's plugin switched off its executors are not there (as every registered name)."""
+    from curator.pipeline import make_executor
+    from curator.plugins import reset_registry
+
+    monkeypatch.setenv("CURATOR_DISABLE_PLUGINS", "core")
+    reset_registry()
+    try:
+        with pytest.raises(Exception, match="local"):
+            make_executor("local")
+    finally:
+        monkeypatch.delenv("CURATOR_DISABLE_PLUGINS")
+        reset_registry()

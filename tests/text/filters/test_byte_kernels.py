@@ -1,6 +1,6 @@
 """The compiled byte kernels that replaced Arrow/RE2 passes give exactly the old results: URL
 characters as ``re.sub(NEMO_URL_REGEX, "")`` removes them, character counts as ``len``, JSON
-string literals as ``json.dumps(ensure_ascii=False)`` (random texts built from the pieces that
+string literals as ``json.dumps(ensure_ascii=False)`` in JSON Lines (random texts built from the pieces that
 matter: schemes, escapes, multi-byte characters, word edges at every 8-byte position)."""
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from curator_text import UrlsFilter
-from curator_text._bytes import json_strings
 from curator_text.filters import _vec as v
+from curator_text.io.jsonl_encode import table_to_jsonl
 
 URL_PIECES = ["http://", "https://", "http:/", "htt", "h", "https", "ps://", "s", "%4F", "%4",
               "%zz", "%", "a", "Z", "9", " ", "\n", "<", '"', "é", "(", ")", ",", "!", "*", "-",
@@ -49,10 +49,11 @@ def test_lengths_count_characters_nulls_stay_nan() -> None:
                           pc.utf8_length(arr.slice(0, 5)).to_numpy().astype(np.float64))
 
 
-def test_json_strings_escape_as_json_dumps() -> None:
+def test_json_lines_escape_strings_as_json_dumps() -> None:
     pieces = [chr(i) for i in range(0x80)] + ["é", "€", "😀", "\u2028"] + ["abcdefgh"] * 20
     texts = _texts(pieces, 10000, 40, 3)
     for arr in (pa.array(texts), pa.array(texts).slice(7, 3000)):
-        data, offsets = json_strings(*v.text_bytes(arr))
-        got = [bytes(data[offsets[i]:offsets[i + 1]]).decode() for i in range(len(arr))]
-        assert got == [json.dumps(t, ensure_ascii=False) for t in arr.to_pylist()]
+        lines = table_to_jsonl(pa.table({"t": arr, "n": range(len(arr))})).decode().split("\n")
+        assert lines.pop() == ""
+        assert lines == [f'{{"t":{json.dumps(t, ensure_ascii=False)},"n":{i}}}'
+                         for i, t in enumerate(arr.to_pylist())]

@@ -76,6 +76,24 @@ def test_jsonl_strings_are_escaped_as_json_dumps_does() -> None:
         assert line == f'{{"text":{json.dumps(text, ensure_ascii=False)},"n":{i}}}'
 
 
+def test_jsonl_is_written_in_buffer_sized_pieces_of_whole_rows(tmp_path) -> None:
+    """Rows go out through one reused buffer, as many whole rows a piece as fit; a row larger
+    than the buffer grows it. The file is the rows in order, whatever the pieces."""
+    from curator_text.io import jsonl_encode
+
+    texts = ["x" * 300_000, "short", '"' * (3 << 20), "é" * 100_000, None]
+    texts *= 3
+    table = pa.table({"text": texts, "i": range(len(texts))})
+    pieces = [bytes(p) for p in jsonl_encode.jsonl_chunks(table)]
+    assert len(pieces) > 3
+    assert all(p.endswith(b"\n") for p in pieces)  # whole rows
+    expected = "".join(f'{{"text":{json.dumps(t, ensure_ascii=False)},"i":{i}}}\n'
+                       for i, t in enumerate(texts)).encode()
+    assert b"".join(pieces) == expected
+    JsonlWriter(path=str(tmp_path / "out")).write_table(table, str(tmp_path / "out.jsonl"))
+    assert (tmp_path / "out.jsonl").read_bytes() == expected
+
+
 def _dotted_inputs(root, rows_per_file=3):
     src = root / "src"
     src.mkdir()

@@ -3,6 +3,7 @@ plugin would (with the single ``curator_register`` hook; kinds come from the cla
 
 from __future__ import annotations
 
+from curator.executors import BUILTIN_EXECUTORS, builtin_executor
 from curator.plugins.hookspecs import Register, hookimpl
 
 __all__ = ["curator_register"]
@@ -10,22 +11,15 @@ __all__ = ["curator_register"]
 
 @hookimpl
 def curator_register(register: Register) -> None:
-    # The Ray executors' modules import ray only when they run, so registering them is cheap.
     from curator.dedup import ExactDeduplicationWorkflow, SemanticDeduplicationWorkflow
     from curator.dedup.exact import ExactDuplicatesStage, ExactHashStage
     from curator.dedup.semantic_stage import SemanticDeduplicationStage
     from curator.dedup.semantic_workflow import AssignClustersStage, ClusterDedupStage
     from curator.dedup.workflow import RemoveDuplicatesStage
-    from curator.executors.local import LocalExecutor
-    from curator.executors.ray_actor_pool import RayActorPoolExecutor
-    from curator.executors.ray_data import RayDataExecutor
-    from curator.executors.xenna import XennaExecutor
     from curator.stages.file_partitioning import FilePartitioningStage
 
-    register(LocalExecutor, name="local")
-    register(RayDataExecutor, name="ray_data")
-    register(RayActorPoolExecutor, name="ray_actor_pool")
-    register(XennaExecutor, name="xenna")  # needs curator-core[xenna] only when it runs
+    for name in BUILTIN_EXECUTORS:
+        register(builtin_executor(name), name=name)
     register(FilePartitioningStage)
     # Task classes: failed tasks and dedup caches are stored as data and rebuilt through these.
     from curator.tasks import EmptyTask, FileGroupTask, Task

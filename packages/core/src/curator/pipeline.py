@@ -294,8 +294,14 @@ class Pipeline:
 
 
 def make_executor(name: str, config: dict[str, Any] | None = None) -> BaseExecutor:
-    """Instantiate the executor registered as ``name``."""
+    """Instantiate the executor registered as ``name``. Core's own executors are taken without
+    loading every plugin (a built-in name wins any clash, so the registry would give the same
+    class), unless core's plugin is switched off."""
+    from curator.executors import builtin_executor
     from curator.plugins import get_registry
+    from curator.plugins.manager import core_selected
 
-    entry = get_registry().get(name, kind="executor")
-    return entry.obj(config or {})
+    cls = builtin_executor(name) if core_selected() else None
+    if cls is None:
+        cls = get_registry().get(name, kind="executor").obj
+    return cls(config or {})

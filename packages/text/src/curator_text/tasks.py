@@ -7,6 +7,7 @@ import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pyarrow as pa
 from curator.tasks import Task
 
@@ -39,6 +40,7 @@ class DocumentBatch(Task["pa.Table | pd.DataFrame"]):
 
     def _set_data(self, value: Any) -> None:
         d = self.__dict__
+        d["_rows"] = None
         if isinstance(value, pa.Table):
             d["_table"], d["_frame"] = value, None
         elif _is_frame(value):
@@ -46,7 +48,34 @@ class DocumentBatch(Task["pa.Table | pd.DataFrame"]):
         else:
             d["_table"], d["_frame"] = _to_arrow(value, d.get("task_id", "")), None
 
+    # -- a selection of rows (Curator's filter stages: no copy of the table per filter) ----------
+    def selection(self) -> tuple[pa.Table, np.ndarray | None]:
+        """``(table, rows)``: the documents are ``table``'s ``rows`` (int64 indices, in order),
+        or all of ``table`` when ``rows`` is ``None``. For Curator's own stages."""
+        d = self.__dict__
+        if d["_frame"] is not None:
+            return self.to_pyarrow(), None
+        return d["_table"], d.get("_rows")
+
+    def with_selection(self, table: pa.Table, rows: np.ndarray | None) -> DocumentBatch:
+        """A new batch of ``table``'s ``rows`` (see :meth:`selection`); they are taken out of
+        ``table`` when anything reads the batch's data."""
+        out = self.derive(table)
+        out.__dict__["_rows"] = None if rows is None else np.asarray(rows, dtype=np.int64)
+        return out
+
+    def _materialize(self) -> None:
+        d = self.__dict__
+        rows = d.get("_rows")
+        if rows is not None:
+            d["_table"], d["_rows"] = d["_table"].take(rows), None
+
+    def __getstate__(self) -> dict[str, Any]:  # a selection crosses a pipe as its rows only
+        self._materialize()
+        return self.__dict__
+
     def _get_data(self) -> pa.Table | pd.DataFrame:
+        self._materialize()
         d = self.__dict__
         if d["_frame"] is not None:
             if _builtin_caller():
@@ -63,12 +92,15 @@ class DocumentBatch(Task["pa.Table | pd.DataFrame"]):
 
     @property
     def num_items(self) -> int:
-        frame = self.__dict__["_frame"]
-        return len(frame) if frame is not None else self.__dict__["_table"].num_rows
+        d = self.__dict__
+        if d.get("_rows") is not None:
+            return len(d["_rows"])
+        return len(d["_frame"]) if d["_frame"] is not None else d["_table"].num_rows
 
     def to_pyarrow(self) -> pa.Table:
         """The documents as a ``pyarrow.Table`` (no copy when held as Arrow; a DataFrame is
         converted on each call, without its index, so edits to it are always seen)."""
+        self._materialize()
         frame = self.__dict__["_frame"]
         if frame is None:
             return self.__dict__["_table"]
@@ -77,6 +109,7 @@ class DocumentBatch(Task["pa.Table | pd.DataFrame"]):
     def to_pandas(self) -> pd.DataFrame:
         """The documents as a pandas DataFrame: the batch's own frame when it holds one, else a
         new frame converted from Arrow (as in NeMo Curator)."""
+        self._materialize()
         frame = self.__dict__["_frame"]
         return frame if frame is not None else self.__dict__["_table"].to_pandas()
 

@@ -19,7 +19,7 @@ from curator.plugins.hookspecs import HOOK_KINDS, HOOK_NAMES, CuratorHookSpecs
 from curator.plugins.kinds import kind_of
 from curator.plugins.registry import BrokenPlugin, PluginInfo, Registry
 
-__all__ = ["ENTRY_POINT_GROUP", "BUILTIN_DISTRIBUTIONS", "get_registry", "reset_registry",
+__all__ = ["ENTRY_POINT_GROUP", "BUILTIN_DISTRIBUTIONS", "core_selected", "get_registry", "reset_registry",
            "build_registry", "use_registry", "register_plugin"]
 
 ENTRY_POINT_GROUP = "curator"
@@ -45,6 +45,11 @@ def _selected(ep_name: str, dist: str) -> bool:
     if load is not None and ep_name not in load and dist not in load and ep_name != "core":
         return False
     return True
+
+
+def core_selected() -> bool:
+    """Whether core's own plugin is loaded (``CURATOR_DISABLE_PLUGINS`` may switch it off)."""
+    return _selected("core", "curator-core")
 
 
 def register_plugin(registry: Registry, plugin: Any, info: PluginInfo) -> None:

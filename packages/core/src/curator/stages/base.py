@@ -94,11 +94,20 @@ def input_columns(stage: ProcessingStage) -> list[str]:
     return list(specs[1]) if isinstance(specs, tuple | list) and len(specs) == 2 else []
 
 
+def _has_attr(task: Task, name: str) -> bool:
+    """Whether ``task`` has the attribute ``name``, without computing it when it is a property
+    of its class (a batch's ``data`` may be built on first read)."""
+    return name in getattr(task, "__dict__", ()) or hasattr(type(task), name) \
+        or hasattr(task, name)
+
+
 def _has_column(task: Task, col: str, strict: bool = True) -> bool:
     """Whether ``task``'s data has the column (or attribute) ``col``: in its ``get_columns()``
     or ``column_names``, as an attribute, or, for a list of records, in the first record. Not
     ``strict``: true too when the data lists no columns at all."""
     get_columns = getattr(task, "get_columns", None)
+    if callable(get_columns) and col in get_columns():  # without reading the data
+        return True
     data = task.data
     have = get_columns() if callable(get_columns) else getattr(data, "column_names", None)
     if (have is not None and col in have) or hasattr(data, col):
@@ -229,7 +238,7 @@ class ProcessingStage(ABC, Generic[X, Y]):
         except TypeError as e:
             logger.error("%s", e)
             return False
-        missing_attrs = [a for a in attrs if not hasattr(task, a)]
+        missing_attrs = [a for a in attrs if not _has_attr(task, a)]
         missing_cols = [c for c in cols if not _has_column(task, c, strict)] if cols else []
         if missing_attrs or missing_cols:
             logger.error("Task %s missing required attributes: %s %s", task.task_id,

@@ -527,8 +527,9 @@ class EnglishWordTokenizer:
             texts = texts.combine_chunks()
         if texts.null_count:
             texts = pc.fill_null(texts, "")
-        from curator_text._bytes import SPACE_CLASSES, SPACE_E2_80, word_counts
-        from curator_text.filters._vec import text_bytes
+        from curator_text import _native
+        from curator_text._bytes import SPACE_CLASSES, SPACE_E2_80
+        from curator_text.filters._vec import per_text, text_bytes
 
         buf, offsets = text_bytes(texts)
         # the filters of a chain see the same texts: a text's words are remembered by a 64-bit
@@ -550,7 +551,7 @@ class EnglishWordTokenizer:
             return TokenizedBatch(ids=np.concatenate(cached) if cached else np.zeros(0, np.int64),
                                   offsets=np.cumsum(lens), lengths=lengths, flags=flags,
                                   hashes=hashes)
-        n_chunks = int(word_counts(buf, offsets, SPACE_CLASSES, SPACE_E2_80).sum())
+        n_chunks = int(per_text(_native.word_counts, texts).sum())
         entries = np.empty(n_chunks, np.int32)
         doc_chunks = np.zeros(len(offsets), np.int64)
         new = np.empty(n_chunks, np.int32)

@@ -1,22 +1,25 @@
 """Vectorised helpers over Arrow string columns: ``pyarrow.compute`` kernels, and NumPy over the
 UTF-8 bytes of a column (words exactly as ``str.split()`` finds them, character classes), so no
-filter loops over documents in Python (the n-gram filters' compiled kernels are in ``_ngrams``)."""
+filter loops over documents in Python; the compiled kernels are in ``curator_text._native``)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import cache, wraps
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from curator_text import _native
+
 __all__ = ["URL_REGEX", "NEMO_URL_REGEX", "WORD_SPLIT", "CHUNK_BYTES", "chunked", "np_bool",
            "lengths", "url_chars", "regex_count", "word_lists", "word_counts", "per_doc_sum", "ratio", "le",
            "ge", "ASCII_WS", "ASCII_ALNUM", "text_bytes", "ASCII_LETTERS", "class_count",
            "class_count_and_lengths",
            "segment_counts", "ws_mask", "nonblank", "Tokens", "word_stats", "fast_word_counts",
-           "spans"]
+           "spans", "per_text", "TextView", "text_view"]
 
 URL_REGEX = r'(?:https?|ftp)://[^\s/$.?#<>"][^\s<>"]*|www\.[^\s<>"]+\.[^\s<>"]+'
 """A general URL pattern; a URL ends at whitespace, ``<``, ``>`` or ``"``."""
@@ -31,29 +34,67 @@ per byte of text) whatever the batch size, and keeps them nearer the CPU caches 
 larger slices on the benchmark corpus)."""
 
 
+@dataclass(frozen=True)
+class TextView:
+    """Texts as their UTF-8 bytes and where each starts and ends in them: a whole Arrow string
+    array, or some of its rows, without a copy (what the compiled kernels read)."""
+
+    buf: np.ndarray
+    starts: np.ndarray
+    ends: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.starts)
+
+    def slice(self, a: int, b: int) -> TextView:
+        return TextView(self.buf, self.starts[a:b], self.ends[a:b])
+
+    @property
+    def args(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(buf, starts, ends)``: a kernel's first arguments."""
+        return self.buf, self.starts, self.ends
+
+
+def text_view(texts: pa.Array | pa.ChunkedArray, rows: np.ndarray | None = None) -> TextView:
+    """The :class:`TextView` of ``texts`` (only its ``rows``, in that order, when given)."""
+    buf, offsets = text_bytes(texts)
+    if rows is None:
+        return TextView(buf, offsets[:-1], offsets[1:])
+    return TextView(buf, offsets[rows], offsets[rows + 1])
+
+
 def chunked(method: Callable) -> Callable:
-    """Makes a ``score(self, texts) -> np.ndarray`` method run on slices of the column of about
-    ``self.chunk_bytes`` (default ``CHUNK_BYTES``) bytes each and concatenate the scores."""
+    """Makes a ``score(self, texts) -> np.ndarray`` method (texts: an Arrow array or a
+    :class:`TextView`) run on slices of about ``self.chunk_bytes`` (default ``CHUNK_BYTES``)
+    text bytes each and concatenate the scores."""
     @wraps(method)
-    def score(self, texts: pa.Array) -> np.ndarray:
+    def score(self, texts: pa.Array | TextView) -> np.ndarray:
         if isinstance(texts, pa.ChunkedArray):
             texts = texts.combine_chunks()
-        _, offsets = text_bytes(texts)
+        if isinstance(texts, TextView):
+            lens = texts.ends - texts.starts
+        else:
+            lens = np.diff(text_bytes(texts)[1])
         size = getattr(self, "chunk_bytes", None) or CHUNK_BYTES
-        if offsets[-1] <= size:
+        ends = np.cumsum(lens)
+        if not len(ends) or ends[-1] <= size:
             return method(self, texts)
-        cuts = np.searchsorted(offsets, np.arange(size, offsets[-1], size))
+        cuts = np.searchsorted(ends, np.arange(size, ends[-1], size), side="right")
         cuts = np.unique(np.r_[0, cuts[(cuts > 0) & (cuts < len(texts))], len(texts)])
-        return np.concatenate([np.asarray(method(self, texts.slice(a, b - a)))
-                               for a, b in zip(cuts[:-1].tolist(), cuts[1:].tolist(), strict=True)])
+        parts = (texts.slice(a, b) if isinstance(texts, TextView) else texts.slice(a, b - a)
+                 for a, b in zip(cuts[:-1].tolist(), cuts[1:].tolist(), strict=True))
+        return np.concatenate([np.asarray(method(self, part)) for part in parts])
     return score
 
 
-@cache
-def _kernels():
-    from curator_text import _bytes
-
-    return _bytes
+def per_text(kernel: Callable, texts: pa.Array | TextView, *args: object,
+             dtype: type = np.int64) -> np.ndarray:
+    """``kernel(buf, starts, ends, *args, out)`` of :mod:`curator_text._native` on ``texts``
+    (an Arrow string array or a :class:`TextView`): one value per text."""
+    view = texts if isinstance(texts, TextView) else text_view(texts)
+    out = np.empty(len(view), dtype=dtype)
+    kernel(*view.args, *args, out)
+    return out
 
 
 def np_bool(arr: pa.Array) -> np.ndarray:
@@ -63,22 +104,21 @@ def np_bool(arr: pa.Array) -> np.ndarray:
     return pc.fill_null(arr, False).cast(pa.uint8()).to_numpy(zero_copy_only=False).astype(bool)
 
 
-def lengths(texts: pa.Array) -> np.ndarray:
+def lengths(texts: pa.Array | TextView) -> np.ndarray:
     """The characters of every text (float64; a null: NaN), by one compiled pass."""
+    if isinstance(texts, TextView):
+        return per_text(_native.char_counts, texts).astype(np.float64)
     if isinstance(texts, pa.ChunkedArray):
         texts = texts.combine_chunks()
     if texts.null_count:
         return pc.utf8_length(texts).to_numpy(zero_copy_only=False).astype(np.float64)
-    return _kernels().char_counts(*text_bytes(texts)).astype(np.float64)
+    return per_text(_native.char_counts, texts).astype(np.float64)
 
 
-def url_chars(texts: pa.Array) -> np.ndarray:
+def url_chars(texts: pa.Array | TextView) -> np.ndarray:
     """The characters of every text that removing NeMo Curator's URLs (``NEMO_URL_REGEX``)
     removes, by one compiled pass (float64; nulls count 0)."""
-    if isinstance(texts, pa.ChunkedArray):
-        texts = texts.combine_chunks()
-    k = _kernels()
-    return k.url_chars(*text_bytes(texts), k.URL_CLASSES).astype(np.float64)
+    return per_text(_native.url_chars, texts).astype(np.float64)
 
 
 def regex_count(texts: pa.Array, pattern: str, ignore_case: bool = False) -> np.ndarray:
@@ -90,7 +130,7 @@ def word_lists(texts: pa.Array) -> pa.ListArray:
     return pc.utf8_split_whitespace(texts)
 
 
-def word_counts(texts: pa.Array) -> np.ndarray:
+def word_counts(texts: pa.Array | TextView) -> np.ndarray:
     return fast_word_counts(texts)
 
 
@@ -151,7 +191,6 @@ ASCII_LETTERS = ASCII_ALNUM[:52]
 
 
 @cache
-@cache
 def _lut(chars: str, with_chars: bool = False) -> np.ndarray:
     """1 for the bytes of the ASCII ``chars``; ``with_chars``: plus ``1 << 32`` for every byte
     that starts a UTF-8 character (so one sum counts both)."""
@@ -172,12 +211,11 @@ def class_count(texts: pa.Array, ascii_chars: str, char_class: str | None = None
         texts = texts.combine_chunks()
     n = len(texts)
     if char_class is None or n == 0:
-        buf, offsets = text_bytes(texts)
-        return _kernels().lut_sums(buf, offsets, _lut(ascii_chars)).astype(np.float64)
+        return per_text(_native.lut_sums, texts, _lut(ascii_chars)).astype(np.float64)
     out = np.zeros(n, dtype=np.float64)
     is_ascii, buf, offsets = _ascii_bytes(texts)
     if is_ascii.any():
-        out[is_ascii] = _kernels().lut_sums(buf, offsets, _lut(ascii_chars))[is_ascii]
+        out[is_ascii] = per_text(_native.lut_sums, texts, _lut(ascii_chars))[is_ascii]
     if not is_ascii.all():
         mask = ~is_ascii
         sub = texts.filter(pa.array(mask))
@@ -186,12 +224,15 @@ def class_count(texts: pa.Array, ascii_chars: str, char_class: str | None = None
     return out
 
 
-def class_count_and_lengths(texts: pa.Array, ascii_chars: str) -> tuple[np.ndarray, np.ndarray]:
+def class_count_and_lengths(texts: pa.Array | TextView,
+                            ascii_chars: str) -> tuple[np.ndarray, np.ndarray]:
     """(``class_count(texts, ascii_chars)``, ``lengths(texts)``) from one pass over the bytes."""
-    buf, offsets = text_bytes(texts)
-    if len(buf) >= 1 << 32:  # the counts would not fit their 32 bits
-        return class_count(texts, ascii_chars), lengths(texts)
-    both = _kernels().lut_sums(buf, offsets, _lut(ascii_chars, with_chars=True))
+    if not isinstance(texts, TextView):
+        texts = text_view(texts)
+    if len(texts) and (texts.ends - texts.starts).max() >= 1 << 32:  # a count would not fit
+        return (per_text(_native.lut_sums, texts, _lut(ascii_chars)).astype(np.float64),
+                lengths(texts))
+    both = per_text(_native.lut_sums, texts, _lut(ascii_chars, with_chars=True))
     return (both & 0xFFFFFFFF).astype(np.float64), (both >> 32).astype(np.float64)
 
 
@@ -344,11 +385,9 @@ def word_stats(texts: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     return segment_counts(_word_starts(word, offsets), offsets), segment_counts(chars, offsets)
 
 
-def fast_word_counts(texts: pa.Array) -> np.ndarray:
+def fast_word_counts(texts: pa.Array | TextView) -> np.ndarray:
     """Whitespace-separated word counts (like ``len(text.split())``), as float64."""
-    buf, offsets = text_bytes(texts)
-    k = _kernels()
-    return k.word_counts(buf, offsets, k.SPACE_CLASSES, k.SPACE_E2_80).astype(np.float64)
+    return per_text(_native.word_counts, texts).astype(np.float64)
 
 
 def spans(starts: np.ndarray, lens: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -16,6 +16,7 @@ from curator.params import init_signature, typed_new
 from curator.stages.filter import FilterStage, numeric_bounds, reject_filtered
 from curator.stages.lifecycle import ensure_setup, overrides
 
+from curator_text.filters._vec import TextView, np_bool, text_view
 from curator_text.tasks import DocumentBatch
 
 __all__ = ["DocumentFilter", "FunctionFilter", "ScoreFilter", "Score", "Filter"]
@@ -68,6 +69,13 @@ class DocumentFilter:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"
+
+
+def _view_scorer(flt: DocumentFilter) -> Callable[[TextView], np.ndarray] | None:
+    """The compiled scoring of a built-in filter over a :class:`TextView` (a selection of a
+    batch's rows: no copy), or ``None`` (a subclass, a per-document filter: it gets a table)."""
+    scorer = type(flt).__dict__.get("_score_view")
+    return scorer.__get__(flt) if scorer is not None and flt.vectorized else None
 
 
 def _as_array(values: Any) -> pa.Array:
@@ -208,14 +216,34 @@ class _FilterStage(FilterStage[DocumentBatch]):
                     getattr(step.filter, hook)()
 
     def process(self, task: DocumentBatch) -> DocumentBatch | None:
-        table = task.to_pyarrow()
+        # the kept documents are a selection of the batch's rows: a chain of filters scores and
+        # narrows it without copying the table, which is taken once, by whatever reads it
+        table, rows = task.selection()
         for step in self._steps:
-            if table.num_rows == 0:
+            if (table.num_rows if rows is None else len(rows)) == 0:
                 break
-            table = self._apply(task, table, step)
-        return task.derive(table)
+            table, rows = self._apply(task, table, rows, step)
+        return task.with_selection(table, rows)
 
-    def _apply(self, task: DocumentBatch, table: pa.Table, step: _Step) -> pa.Table:
+    def _apply(self, task: DocumentBatch, table: pa.Table, rows: np.ndarray | None,
+               step: _Step) -> tuple[pa.Table, np.ndarray | None]:
+        flt = step.filter
+        view = _view_scorer(flt) if self._score and not (self.split or step.score_field) else None
+        if rows is not None and view is None:  # this step needs the selected rows as a table
+            table, rows = table.take(rows), None
+        if view is not None:
+            scores = _as_array(view(text_view(_texts(table, step.field, self.name), rows)))
+            keep = _as_array(flt.keep_batch(scores))
+            if step.invert:
+                keep = pc.invert(keep)
+            self._sketch(flt, scores)
+            mask = np_bool(keep)
+            if mask.all():
+                return table, rows
+            return table, (np.arange(table.num_rows) if rows is None else rows)[mask]
+        return self._apply_table(task, table, step), None
+
+    def _apply_table(self, task: DocumentBatch, table: pa.Table, step: _Step) -> pa.Table:
         flt = step.filter
         if self._score:
             texts = _texts(table, step.field, self.name)

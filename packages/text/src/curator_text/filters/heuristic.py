@@ -82,8 +82,10 @@ class WordCountFilter(_Words):
         return len(words)
 
     @v.chunked
-    def _score_ws(self, texts: pa.Array) -> np.ndarray:
+    def _score_ws(self, texts: pa.Array | v.TextView) -> np.ndarray:
         return v.word_counts(texts).astype(np.int64)
+
+    _score_view = _score_ws  # a selection of a batch's rows (see filters.base._view_scorer)
 
     def keep_document(self, score: int) -> bool:
         return self._min_words <= score <= self._max_words
@@ -104,9 +106,11 @@ class NonAlphaNumericFilter(_MaxRatio):
         self._max = max_non_alpha_numeric_to_text_ratio
 
     @v.chunked
-    def score_batch(self, texts: pa.Array) -> np.ndarray:
+    def score_batch(self, texts: pa.Array | v.TextView) -> np.ndarray:
         alnum, lens = v.class_count_and_lengths(texts, ALNUM_CHARS)
         return v.ratio(lens - alnum, lens, 1.0)
+
+    _score_view = score_batch
 
 
 ELLIPSIS_MARKS = ("...", "[...]", "…", "(...)", "[…]", "-»", "read more..", "read more")
@@ -189,10 +193,12 @@ class UrlsFilter(_MaxRatio):
             return [self.score_document(t) for t in texts.to_pylist()]
         return self._scores(texts)
 
-    def _scores(self, texts: pa.Array) -> np.ndarray:
+    def _scores(self, texts: pa.Array | v.TextView) -> np.ndarray:
         """The characters of NeMo's URLs (what removing them removes) over the text's, both
-        counted by one compiled pass each (``_bytes.url_chars``, ``_vec.lengths``)."""
+        counted by one compiled pass each (``_native.url_chars``, ``_vec.lengths``)."""
         return v.ratio(v.url_chars(texts), v.lengths(texts), 1.0)
+
+    _score_view = _scores
 
 
 BULLETS = "•‣⁃⁌⁍∙○●◘◦⦾⦿"

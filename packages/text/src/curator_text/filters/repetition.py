@@ -5,13 +5,13 @@ deterministically."""
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from curator_text import _native
 from curator_text.filters import _vec as v
 from curator_text.filters.base import DocumentFilter
 from curator_text.filters.words import needs_segmenter, split_words
@@ -195,9 +195,9 @@ class RepeatingTopNGramsFilter(_MaxScore):
         top = max(counts.items(), key=lambda kv: (kv[1], sum(map(len, kv[0]))))[0]
         return _covered(text, " ".join(top))
 
-    chunk_bytes: int = 1 << 17
-    """Text bytes scored together: the temporary arrays stay small enough to be reused by the
-    memory allocator (larger ones are fresh pages every time: page faults) and the CPU caches."""
+    chunk_bytes: int = 8 << 20
+    """Text bytes scored together (the kernel's scratch is sized by the longest text, not by
+    the slice)."""
 
     def score_batch(self, texts: pa.Array) -> np.ndarray | list:
         """The same scores for a whole column at once, by a compiled kernel (``_ngrams``)."""
@@ -206,8 +206,10 @@ class RepeatingTopNGramsFilter(_MaxScore):
         return self._score_chunk(texts)
 
     @v.chunked
-    def _score_chunk(self, texts: pa.Array) -> np.ndarray:
+    def _score_chunk(self, texts: pa.Array | v.TextView) -> np.ndarray:
         return _kernels().top_ngram_scores(texts, self._n)
+
+    _score_view = _score_chunk
 
 
 def _kernels():
@@ -238,9 +240,9 @@ class RepeatingDuplicateNGramsFilter(_MaxScore):
         if needs_segmenter(lang):
             self.vectorized = False
 
-    chunk_bytes: int = 1 << 17
-    """Text bytes scored together: the temporary arrays stay small enough to be reused by the
-    memory allocator (larger ones are fresh pages every time: page faults) and the CPU caches."""
+    chunk_bytes: int = 8 << 20
+    """Text bytes scored together (the kernel's scratch is sized by the longest text, not by
+    the slice)."""
 
     def score_batch(self, texts: pa.Array) -> np.ndarray | list:
         """The same scores as ``score_document`` for a whole column at once, by a compiled
@@ -250,8 +252,10 @@ class RepeatingDuplicateNGramsFilter(_MaxScore):
         return self._score_chunk(texts)
 
     @v.chunked
-    def _score_chunk(self, texts: pa.Array) -> np.ndarray:
+    def _score_chunk(self, texts: pa.Array | v.TextView) -> np.ndarray:
         return _kernels().duplicate_ngram_scores(texts, self._n)
+
+    _score_view = _score_chunk
 
     def score_document(self, text: str) -> float:
         words, n = split_words(text, getattr(self, "_lang", "en")), self._n
@@ -280,17 +284,7 @@ def _boilerplate_score(text: str) -> float:
     return bad / len(paragraphs)
 
 
-def _search_terms(strings: tuple[str, ...]) -> list[str]:
-    """Strings every text holding one of ``strings`` holds: the long ones cut to their first
-    three words, and none that holds another. RE2 compiles them (it does, on every call) 6x
-    faster than ``strings`` with their long cookie notices, and they find the same texts."""
-    cut = {b if len(b) < 40 else " ".join(b.split()[:3]) for b in strings}
-    return sorted(t for t in cut if not any(o != t and o in t for o in cut))
-
-
-_BOILERPLATE_TERMS = _search_terms(BOILERPLATE_STRINGS)
-_BOILERPLATE_RE = "|".join(re.escape(b) for b in _BOILERPLATE_TERMS)
-_POLICY_RE = "|".join(re.escape(b) for b in POLICY_SUBSTRINGS)
+_POLICY_BYTES = tuple(p.encode("ascii") for p in POLICY_SUBSTRINGS)
 
 
 class BoilerPlateStringFilter(_MaxScore):
@@ -313,25 +307,9 @@ class BoilerPlateStringFilter(_MaxScore):
 
     @v.chunked
     def score_batch(self, texts: pa.Array) -> np.ndarray:
-        """The same scores for a column: only texts that may hold a policy string (one of
-        ``_BOILERPLATE_TERMS``, RE2, any case) are split into paragraphs, which are lowercased as ``str.lower`` does for these
-        ASCII strings (ASCII letters, the Kelvin sign, dotted capital I) and matched together."""
-        hits = pc.match_substring_regex(texts, _BOILERPLATE_RE, ignore_case=True)
-        scores = np.zeros(len(texts), dtype=np.float64)
-        idx = np.flatnonzero(v.np_bool(hits))
-        if not len(idx):
-            return scores
-        lists = pc.split_pattern(texts.take(pa.array(idx)), "\n\n")
-        doc = pc.list_parent_indices(lists).to_numpy(zero_copy_only=False)
-        low = pc.list_flatten(lists)
-        for upper, lower in (("\u212a", "k"), ("\u0130", "i\u0307")):
-            low = pc.replace_substring(low, upper, lower)
-        low = pc.ascii_lower(low)
-        bad = v.np_bool(pc.match_substring_regex(low, _POLICY_RE))
-        lorem = v.np_bool(pc.match_substring(low, "lorem ipsum"))
-        n = len(idx)
-        sub = v.ratio(np.bincount(doc, weights=bad, minlength=n),
-                      np.bincount(doc, minlength=n).astype(np.float64), 0.0)
-        sub[np.bincount(doc, weights=lorem, minlength=n) > 0] = 1.0
-        scores[idx] = sub
-        return scores
+        """The same scores for a column, by one compiled pass (``_native.boilerplate_scores``:
+        each text is searched for the words every policy string holds, then each string is
+        matched where one is found, as ``str.lower`` sees it)."""
+        return v.per_text(_native.boilerplate_scores, texts, _POLICY_BYTES, dtype=np.float64)
+
+    _score_view = score_batch

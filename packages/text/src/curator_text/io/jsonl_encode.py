@@ -1,72 +1,84 @@
-"""Fast JSON Lines encoding of an Arrow table: strings escaped by one compiled pass, numbers,
-booleans and nulls with ``pyarrow.compute``; other column types fall back to pandas."""
+"""Fast JSON Lines encoding of an Arrow table: rows written by one compiled pass
+(``_native.jsonl_rows``: strings escaped as ``json.dumps(ensure_ascii=False)``), numbers and
+booleans formatted by ``pyarrow.compute``; other column types fall back to pandas."""
 
 from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-__all__ = ["table_to_jsonl", "jsonl_view"]
+from curator_text import _native
+from curator_text.filters._vec import np_bool, text_view
+
+__all__ = ["table_to_jsonl", "jsonl_chunks"]
 
 
-def _json_string(col: pa.Array) -> pa.Array:
-    """Every string of ``col`` as a JSON string literal (one compiled pass; nulls stay null)."""
-    from curator_text import _bytes
-    from curator_text.filters._vec import text_bytes
-
-    data, offsets = _bytes.json_strings(*text_bytes(col))
-    large = offsets[-1] >= 2**31
-    out = pa.Array.from_buffers(pa.large_string() if large else pa.string(), len(col), [
-        None, pa.py_buffer(offsets if large else offsets.astype(np.int32)), pa.py_buffer(data)])
-    if col.null_count:
-        out = pc.if_else(pc.is_valid(col), out, pa.scalar(None, out.type))
-    return out
-
-
-def _encode(col: pa.Array) -> pa.Array | None:
+def _values(col: pa.Array) -> tuple[pa.Array, bool] | None:
+    """``col`` as strings to write, and whether they are to be quoted and escaped (strings) or
+    are JSON already (numbers, booleans); ``None`` for other types."""
     t = col.type
     if pa.types.is_string(t) or pa.types.is_large_string(t):
-        out = _json_string(col)
-    elif pa.types.is_boolean(t):
-        out = pc.if_else(col, "true", "false")
-    elif pa.types.is_integer(t):
-        out = col.cast(pa.string())
-    elif pa.types.is_floating(t):
-        finite = pc.is_finite(col)
-        out = pc.if_else(finite, col.cast(pa.string()), pa.scalar(None, pa.string()))
-    elif pa.types.is_null(t):
-        out = pa.nulls(len(col), pa.string())
-    else:
-        return None
-    return pc.fill_null(out, "null")
+        return col, True
+    if pa.types.is_boolean(t):
+        return pc.if_else(col, "true", "false"), False
+    if pa.types.is_integer(t):
+        return col.cast(pa.string()), False
+    if pa.types.is_floating(t):  # NaN and infinities have no JSON form: null, as pandas
+        return pc.if_else(pc.is_finite(col), col.cast(pa.string()),
+                          pa.scalar(None, pa.string())), False
+    if pa.types.is_null(t):
+        return pa.nulls(len(col), pa.string()), False
+    return None
+
+
+_BUFFER_BYTES = 1 << 20
+_local = threading.local()
+
+
+def _buffer(at_least: int = 0) -> bytearray:
+    """This thread's output buffer (reused: no fresh pages for every file written)."""
+    buf = getattr(_local, "buffer", None)
+    if buf is None or len(buf) < at_least:
+        buf = _local.buffer = bytearray(max(_BUFFER_BYTES, at_least))
+    return buf
 
 
 def table_to_jsonl(table: pa.Table) -> bytes:
     """The table as JSON Lines (UTF-8, one object per row, ending with a newline)."""
-    return bytes(jsonl_view(table))
+    return b"".join(bytes(chunk) for chunk in jsonl_chunks(table))
 
 
-def jsonl_view(table: pa.Table) -> memoryview | bytes:
-    """:func:`table_to_jsonl` without the final copy: a view of the encoded Arrow buffer."""
-    if table.num_rows == 0:
-        return b""
-    parts: list[pa.Array | str] = []
+def jsonl_chunks(table: pa.Table, rows: np.ndarray | None = None) -> Iterator[memoryview | bytes]:
+    """:func:`table_to_jsonl` of ``table`` (only its ``rows``, in order, when given) in pieces
+    of whole rows; each piece is valid until the next one is asked for (they share one
+    buffer)."""
+    n_rows = table.num_rows if rows is None else len(rows)
+    if n_rows == 0:
+        return
+    columns = []
     for i, name in enumerate(table.column_names):
         col = table.column(i)
-        encoded = _encode(col.chunk(0) if col.num_chunks == 1 else col.combine_chunks())
-        if encoded is None:
-            df = table.to_pandas()
-            return df.to_json(orient="records", lines=True, force_ascii=False).encode()
-        key = _json_string(pa.array([name]))[0].as_py()
-        parts += [("{" if i == 0 else ",") + key + ":", encoded]
-    parts.append("}\n")
-    kind = pa.large_string() if any(pa.types.is_large_string(p.type) for p in parts
-                                     if isinstance(p, pa.Array)) else pa.string()
-    parts = [pa.scalar(p, kind) if isinstance(p, str) else p.cast(kind) for p in parts]
-    lines = pc.binary_join_element_wise(*parts, "")
-    # the rows are contiguous in the string data buffer: its slice is the whole file
-    off_type = np.int64 if pa.types.is_large_string(lines.type) else np.int32
-    off = np.frombuffer(lines.buffers()[1], dtype=off_type)[
-        lines.offset:lines.offset + len(lines) + 1]
-    return memoryview(lines.buffers()[2])[int(off[0]):int(off[-1])]
+        values = _values(col.chunk(0) if col.num_chunks == 1 else col.combine_chunks())
+        if values is None:
+            df = (table if rows is None else table.take(rows)).to_pandas()
+            yield df.to_json(orient="records", lines=True, force_ascii=False).encode()
+            return
+        arr, escape = values
+        valid = np_bool(pc.is_valid(arr)).view(np.uint8) if arr.null_count else None
+        if valid is not None and rows is not None:
+            valid = valid[rows]
+        prefix = ("{" if i == 0 else ",") + json.dumps(name, ensure_ascii=False) + ":"
+        columns.append((prefix.encode(), *text_view(arr, rows).args, valid, escape))
+    spec, row, buf = tuple(columns), 0, _buffer()
+    while row < n_rows:
+        nxt, size = _native.jsonl_rows(spec, row, buf)
+        if nxt == row:  # one row larger than the buffer
+            buf = _buffer(2 * len(buf))
+            continue
+        yield memoryview(buf)[:size]
+        row = nxt

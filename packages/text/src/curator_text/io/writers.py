@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from curator import FileGroupTask, ProcessingStage
@@ -14,7 +15,7 @@ from curator.errors import ConfigError
 from curator.io import atomic_write, file_stem, register_storage_options
 from curator.output_dir import DEFAULT_MODE, ManagedOutput, SaveMode, check_mode
 
-from curator_text.io.jsonl_encode import jsonl_view
+from curator_text.io.jsonl_encode import jsonl_chunks, table_to_jsonl
 from curator_text.tasks import DocumentBatch
 
 __all__ = ["JsonlWriter", "ParquetWriter"]
@@ -63,11 +64,20 @@ class _Writer(ManagedOutput, ProcessingStage[DocumentBatch, FileGroupTask]):
     def outputs(self):
         return ["data"], []
 
-    def write_table(self, table: pa.Table, path: str) -> None:
+    def write_table(self, table: pa.Table, path: str, rows: np.ndarray | None = None) -> None:
+        """Write ``table`` (only its ``rows``, in order, when given) to ``path``."""
         raise NotImplementedError
 
     def process(self, task: DocumentBatch) -> FileGroupTask:
         register_storage_options(self.path, self.storage_options)  # in this worker too
+        if not self.write_to_filename:  # the kept rows of a filtered batch, written as they are
+            table, rows = task.selection()
+            out = self.output_file(f"{task.task_id}{self.extension}")
+            self.write_table(self._select(table), out, rows)
+            n_rows = table.num_rows if rows is None else len(rows)
+            return FileGroupTask(task_id=task.task_id, dataset_name=task.dataset_name,
+                                 data=[out], metadata={**task.metadata, "num_rows": n_rows},
+                                 stage_perf=list(task.stage_perf))
         table = task.to_pyarrow()
         written: list[str] = []
         if self.write_to_filename:
@@ -83,10 +93,6 @@ class _Writer(ManagedOutput, ProcessingStage[DocumentBatch, FileGroupTask]):
                 out = self.output_file(f"{stem}{self.extension}")
                 self.write_table(self._select(part, drop=col), out)
                 written.append(out)
-        else:
-            out = self.output_file(f"{task.task_id}{self.extension}")
-            self.write_table(self._select(table), out)
-            written.append(out)
         return FileGroupTask(task_id=task.task_id, dataset_name=task.dataset_name, data=written,
                              metadata={**task.metadata, "num_rows": table.num_rows},
                              stage_perf=list(task.stage_perf))
@@ -133,12 +139,14 @@ class JsonlWriter(_Writer):
             raise ConfigError(f"{self.name}: write_kwargs lines=False / orient other than "
                               f"'records' are not supported: output is JSON Lines of records")
 
-    def write_table(self, table: pa.Table, path: str) -> None:
-        data = jsonl_view(table)
+    def write_table(self, table: pa.Table, path: str, rows: np.ndarray | None = None) -> None:
         if (self.write_kwargs or {}).get("force_ascii"):  # pandas' \uXXXX escapes
-            data = _ascii_json(bytes(data))
+            chunks = [_ascii_json(table_to_jsonl(table if rows is None else table.take(rows)))]
+        else:
+            chunks = jsonl_chunks(table, rows)
         with atomic_write(path, "wb") as fh:
-            fh.write(data)
+            for chunk in chunks:
+                fh.write(chunk)
 
 
 @dataclass
@@ -153,8 +161,11 @@ class ParquetWriter(_Writer):
         "use_dictionary", "write_statistics", "data_page_size", "version",
         "use_byte_stream_split", "coerce_timestamps", "allow_truncated_timestamps"})
 
-    def write_table(self, table: pa.Table, path: str) -> None:
+    def write_table(self, table: pa.Table, path: str, rows: np.ndarray | None = None) -> None:
         import pyarrow.parquet as pq
+
+        if rows is not None:
+            table = table.take(rows)
 
         options = {k: v for k, v in (self.write_kwargs or {}).items()
                    if k not in ("storage_options", "index", "engine")}

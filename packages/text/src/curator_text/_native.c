@@ -1,0 +1,1178 @@
+/* curator_text._native: the compiled kernels of the default text path, built when the package is
+ * installed (no compiling on a machine's first run, no numba import in a worker).
+ *
+ * Every kernel reads a column of UTF-8 texts as (bytes, int64 starts, int64 ends: text d is
+ * bytes[starts[d]:ends[d]], so a selection of an Arrow array's rows needs no copy) and writes
+ * into arrays the caller allocated (NumPy), with the GIL released. Words are what
+ * str.split() finds (runs of bytes that are not whitespace, Unicode spaces included); ASCII is
+ * read 8 bytes at a time as one integer (SWAR) where it can be. The Python wrappers and the
+ * references the tests compare with are in filters/_vec.py, filters/_ngrams.py and
+ * io/jsonl_encode.py.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "curator_text._native reads 8 bytes as one little-endian integer"
+#endif
+
+typedef int64_t i64;
+typedef uint64_t u64;
+typedef uint32_t u32;
+typedef uint8_t u8;
+
+#define HIGH_BITS 0x8080808080808080ULL
+#define LANES(b) (0x0101010101010101ULL * (u64)(b))
+
+static inline u64 load8(const u8 *p) {
+    u64 x;
+    memcpy(&x, p, 8);
+    return x;
+}
+
+static inline int ctz64(u64 x) { return __builtin_ctzll(x); }
+
+/* The set bits of m, which has bits only at the top of its bytes (a sum over the lanes: no
+ * popcount instruction, which the baseline x86-64 target lacks). */
+static inline int lane_bits(u64 m) { return (int)(((m >> 7) * LANES(1)) >> 56); }
+
+/* ---- arguments ------------------------------------------------------------------------------ */
+
+/* A column of texts: bytes, and where each text starts and ends in them (two int64 arrays:
+ * an Arrow array's offsets[:-1] and offsets[1:], or those of some of its rows), checked. */
+typedef struct {
+    Py_buffer bytes, starts, ends;
+    const u8 *buf;
+    const i64 *lo, *hi;
+    Py_ssize_t n; /* texts */
+} Texts;
+
+static void texts_release(Texts *t) {
+    if (t->bytes.obj) PyBuffer_Release(&t->bytes);
+    if (t->starts.obj) PyBuffer_Release(&t->starts);
+    if (t->ends.obj) PyBuffer_Release(&t->ends);
+}
+
+static int texts_check(Texts *t) {
+    if (t->starts.len % 8 || t->starts.len != t->ends.len) {
+        PyErr_SetString(PyExc_ValueError, "starts and ends must be int64 arrays of one length");
+        return -1;
+    }
+    t->buf = (const u8 *)t->bytes.buf;
+    t->lo = (const i64 *)t->starts.buf;
+    t->hi = (const i64 *)t->ends.buf;
+    t->n = t->starts.len / 8;
+    for (Py_ssize_t d = 0; d < t->n; d++) {
+        if (t->lo[d] < 0 || t->hi[d] < t->lo[d] || t->hi[d] > t->bytes.len) {
+            PyErr_Format(PyExc_ValueError, "text %zd (bytes %lld to %lld) is not inside the %zd "
+                         "bytes", d, (long long)t->lo[d], (long long)t->hi[d], t->bytes.len);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+#define TEXTS_ARGS "y*y*y*"
+#define TEXTS_PTRS(t) &(t).bytes, &(t).starts, &(t).ends
+
+/* An output array of ``count`` items of ``itemsize`` bytes. */
+static int out_check(Py_buffer *out, Py_ssize_t count, Py_ssize_t itemsize, const char *what) {
+    if (out->len != count * itemsize) {
+        PyErr_Format(PyExc_ValueError, "%s: expected %zd bytes, got %zd", what,
+                     count * itemsize, out->len);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- whitespace ----------------------------------------------------------------------------- */
+
+/* The top bit of every byte of x (8 ASCII bytes) that str.split() splits on (9-13, 28-32):
+ * b + 0x77 reaches the top bit from 9, + 0x72 from 14, and so on (no carry: bytes < 0x80). */
+static inline u64 ascii_spaces(u64 x) {
+    return (((x + LANES(0x77)) & ~(x + LANES(0x72))) | ((x + LANES(0x64)) & ~(x + LANES(0x5F))))
+           & HIGH_BITS;
+}
+
+/* Per byte value: 1 for the ASCII whitespace str.split() splits on, 2 for the first byte of a
+ * multi-byte character that may be whitespace. */
+static u8 SPACE_CLASS[256];
+/* The third bytes of the spaces E2 80 xx (U+2000-U+200A, U+2028, U+2029, U+202F). */
+static u8 SPACE_E2_80[256];
+
+/* The bytes of the whitespace character at buf[p] (before hi), or 0. */
+static inline int space_width(const u8 *buf, i64 p, i64 hi) {
+    u8 b0 = buf[p];
+    u8 kind = SPACE_CLASS[b0];
+    if (kind != 2) return kind;
+    u8 b1 = p + 1 < hi ? buf[p + 1] : 0;
+    if (b0 == 0xC2) return (b1 == 0x85 || b1 == 0xA0) ? 2 : 0;
+    u8 b2 = p + 2 < hi ? buf[p + 2] : 0;
+    if ((b0 == 0xE1 && b1 == 0x9A && b2 == 0x80) || (b0 == 0xE2 && b1 == 0x80 && SPACE_E2_80[b2])
+        || (b0 == 0xE2 && b1 == 0x81 && b2 == 0x9F) || (b0 == 0xE3 && b1 == 0x80 && b2 == 0x80))
+        return 3;
+    return 0;
+}
+
+static inline int is_continuation(u8 b) { return (b & 0xC0) == 0x80; }
+
+/* ---- word counts, characters, byte classes --------------------------------------------------- */
+
+static i64 count_words(const u8 *buf, i64 p, i64 hi) {
+    i64 count = 0;
+    u64 before = 1; /* the byte before is a space */
+    while (p < hi) {
+        if (p + 8 <= hi) {
+            u64 x = load8(buf + p);
+            if (!(x & HIGH_BITS)) {
+                u64 spaces = ascii_spaces(x);
+                u64 after_space = (spaces << 8) | (before << 7);
+                count += lane_bits(~spaces & after_space & HIGH_BITS);
+                before = spaces >> 63;
+                p += 8;
+                continue;
+            }
+        }
+        int width = space_width(buf, p, hi);
+        u64 space = width ? 1 : 0;
+        count += before & ~space & 1;
+        before = space;
+        p += width > 1 ? width : 1;
+    }
+    return count;
+}
+
+/* The characters of buf[p:hi]: its bytes less its continuation bytes (10xxxxxx). */
+static i64 count_chars(const u8 *buf, i64 p, i64 hi) {
+    i64 cont = 0, size = hi - p;
+    for (; p + 8 <= hi; p += 8) {
+        u64 x = load8(buf + p);
+        cont += lane_bits(x & ~(x << 1) & HIGH_BITS);
+    }
+    for (; p < hi; p++) cont += is_continuation(buf[p]);
+    return size - cont;
+}
+
+PyDoc_STRVAR(word_counts_doc,
+"word_counts(buf, starts, ends, out)\n--\n\n"
+"out[d] = len(text.split()) of every text (int64).");
+
+static PyObject *py_word_counts(PyObject *self, PyObject *args) {
+    Texts t = {0};
+    Py_buffer out = {0};
+    if (!PyArg_ParseTuple(args, TEXTS_ARGS "w*", TEXTS_PTRS(t), &out)) return NULL;
+    PyObject *ret = NULL;
+    if (texts_check(&t) || out_check(&out, t.n, 8, "out")) goto done;
+    i64 *o = (i64 *)out.buf;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t d = 0; d < t.n; d++) o[d] = count_words(t.buf, t.lo[d], t.hi[d]);
+    Py_END_ALLOW_THREADS
+    ret = Py_NewRef(Py_None);
+done:
+    texts_release(&t);
+    if (out.obj) PyBuffer_Release(&out);
+    return ret;
+}
+
+PyDoc_STRVAR(char_counts_doc,
+"char_counts(buf, starts, ends, out)\n--\n\n"
+"out[d] = len(text) of every text (int64).");
+
+static PyObject *py_char_counts(PyObject *self, PyObject *args) {
+    Texts t = {0};
+    Py_buffer out = {0};
+    if (!PyArg_ParseTuple(args, TEXTS_ARGS "w*", TEXTS_PTRS(t), &out)) return NULL;
+    PyObject *ret = NULL;
+    if (texts_check(&t) || out_check(&out, t.n, 8, "out")) goto done;
+    i64 *o = (i64 *)out.buf;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t d = 0; d < t.n; d++) o[d] = count_chars(t.buf, t.lo[d], t.hi[d]);
+    Py_END_ALLOW_THREADS
+    ret = Py_NewRef(Py_None);
+done:
+    texts_release(&t);
+    if (out.obj) PyBuffer_Release(&out);
+    return ret;
+}
+
+PyDoc_STRVAR(lut_sums_doc,
+"lut_sums(buf, starts, ends, lut, out)\n--\n\n"
+"out[d] = the sum of lut[b] (256 int64) over the bytes b of every text: with 0/1 entries the\n"
+"bytes of a class; with two fields (class + (char << 32)) two counts in one pass.");
+
+static PyObject *py_lut_sums(PyObject *self, PyObject *args) {
+    Texts t = {0};
+    Py_buffer lut = {0}, out = {0};
+    if (!PyArg_ParseTuple(args, TEXTS_ARGS "y*w*", TEXTS_PTRS(t), &lut, &out)) return NULL;
+    PyObject *ret = NULL;
+    if (texts_check(&t) || out_check(&lut, 256, 8, "lut") || out_check(&out, t.n, 8, "out"))
+        goto done;
+    const i64 *l = (const i64 *)lut.buf;
+    i64 *o = (i64 *)out.buf;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t d = 0; d < t.n; d++) {
+        i64 a = 0, b = 0;
+        i64 p = t.lo[d], hi = t.hi[d];
+        for (; p + 2 <= hi; p += 2) { /* two sums: no dependency between neighbours */
+            a += l[t.buf[p]];
+            b += l[t.buf[p + 1]];
+        }
+        if (p < hi) a += l[t.buf[p]];
+        o[d] = a + b;
+    }
+    Py_END_ALLOW_THREADS
+    ret = Py_NewRef(Py_None);
+done:
+    texts_release(&t);
+    if (lut.obj) PyBuffer_Release(&lut);
+    if (out.obj) PyBuffer_Release(&out);
+    return ret;
+}
+
+/* ---- NeMo Curator's URLs -------------------------------------------------------------------- */
+
+/* Per byte: 1 for the characters NeMo Curator's URL pattern takes one at a time
+ * ([A-Za-z0-9$\-_@.&+/:=?#~]|[!*\(\),]), 2 for hex digits (%XX), 3 for both. */
+static u8 URL_CLASS[256];
+
+static inline u64 zero_lanes(u64 t) {
+    const u64 low7 = LANES(0x7F);
+    return ~(((t & low7) + low7) | t) & HIGH_BITS;
+}
+
+/* The characters of buf[lo:hi] that re.sub(NEMO_URL_REGEX, "", text) removes: "https?://" then
+ * one or more URL characters or %XX escapes, leftmost first, greedy, not overlapping (all ASCII:
+ * bytes are characters). Found from their ":", looked for 8 bytes at a time. */
+static i64 url_chars_one(const u8 *buf, i64 lo, i64 hi) {
+    i64 p = lo, removed = 0, c = lo + 4;
+    while (c + 2 < hi) {
+        if (c + 8 <= hi) {
+            u64 colons = zero_lanes(load8(buf + c) ^ LANES(0x3A));
+            if (!colons) {
+                c += 8;
+                continue;
+            }
+            c += ctz64(colons) >> 3;
+        } else if (buf[c] != 0x3A) {
+            c++;
+            continue;
+        }
+        i64 first = buf[c - 1] == 0x73 ? c - 5 : c - 4;
+        if (first < p || buf[first] != 0x68 || buf[first + 1] != 0x74 || buf[first + 2] != 0x74
+            || buf[first + 3] != 0x70 || buf[c + 1] != 0x2F || buf[c + 2] != 0x2F) {
+            c++;
+            continue;
+        }
+        i64 q = c + 3;
+        while (q < hi) {
+            if (URL_CLASS[buf[q]] & 1)
+                q++;
+            else if (buf[q] == 0x25 && q + 2 < hi && (URL_CLASS[buf[q + 1]] & 2)
+                     && (URL_CLASS[buf[q + 2]] & 2))
+                q += 3;
+            else
+                break;
+        }
+        if (q == c + 3) {
+            c++;
+            continue;
+        }
+        removed += q - first;
+        p = q;
+        c = q + 4;
+    }
+    return removed;
+}
+
+PyDoc_STRVAR(url_chars_doc,
+"url_chars(buf, starts, ends, out)\n--\n\n"
+"out[d] = the characters of every text that removing NeMo Curator's URLs removes (int64).");
+
+static PyObject *py_url_chars(PyObject *self, PyObject *args) {
+    Texts t = {0};
+    Py_buffer out = {0};
+    if (!PyArg_ParseTuple(args, TEXTS_ARGS "w*", TEXTS_PTRS(t), &out)) return NULL;
+    PyObject *ret = NULL;
+    if (texts_check(&t) || out_check(&out, t.n, 8, "out")) goto done;
+    i64 *o = (i64 *)out.buf;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t d = 0; d < t.n; d++) o[d] = url_chars_one(t.buf, t.lo[d], t.hi[d]);
+    Py_END_ALLOW_THREADS
+    ret = Py_NewRef(Py_None);
+done:
+    texts_release(&t);
+    if (out.obj) PyBuffer_Release(&out);
+    return ret;
+}
+
+/* ---- JSON string literals ------------------------------------------------------------------- */
+
+static u8 JSON_WIDTH[256];  /* bytes each input byte takes in a JSON string */
+static u8 JSON_LETTER[256]; /* the letter after the backslash of the two-byte escapes */
+static const char HEX[] = "0123456789abcdef";
+
+typedef u8 v16 __attribute__((vector_size(16)));
+
+static inline v16 load16(const u8 *p) {
+    v16 v;
+    memcpy(&v, p, 16);
+    return v;
+}
+
+static inline v16 splat16(u8 b) {
+    v16 v;
+    memset(&v, b, 16);
+    return v;
+}
+
+/* Whether any lane of the comparison mask m is set. */
+static inline int any16(v16 m) {
+    u64 lanes[2];
+    memcpy(lanes, &m, 16);
+    return (lanes[0] | lanes[1]) != 0;
+}
+
+/* The lanes of 16 bytes that a JSON string must escape: control bytes, '"' and '\\'. */
+static inline v16 json_special16(v16 x) {
+    return (v16)((x < splat16(0x20)) | (x == splat16('"')) | (x == splat16('\\')));
+}
+
+/* The bytes buf[p:hi] take as the inside of a JSON string literal. */
+static i64 json_size(const u8 *buf, i64 p, i64 hi) {
+    i64 size = hi - p;
+    for (; p + 16 <= hi; p += 16)
+        if (any16(json_special16(load16(buf + p))))
+            for (int k = 0; k < 16; k++) size += JSON_WIDTH[buf[p + k]] - 1;
+    for (; p < hi; p++) size += JSON_WIDTH[buf[p]] - 1;
+    return size;
+}
+
+/* Writes buf[p:hi] escaped as the inside of a JSON string literal at out; returns its end. */
+static u8 *json_escape(const u8 *buf, i64 p, i64 hi, u8 *out) {
+    while (p < hi) {
+        i64 run = p; /* bytes that need no escape are copied as they are */
+        while (run + 16 <= hi && !any16(json_special16(load16(buf + run)))) run += 16;
+        while (run < hi && JSON_WIDTH[buf[run]] == 1) run++;
+        memcpy(out, buf + p, (size_t)(run - p));
+        out += run - p;
+        p = run;
+        if (p == hi) break;
+        u8 b = buf[p++];
+        if (JSON_WIDTH[b] == 2) {
+            out[0] = '\\';
+            out[1] = JSON_LETTER[b];
+            out += 2;
+        } else {
+            memcpy(out, "\\u00", 4);
+            out[4] = HEX[b >> 4];
+            out[5] = HEX[b & 15];
+            out += 6;
+        }
+    }
+    return out;
+}
+
+/* One column of jsonl_rows: what precedes its value, its values (UTF-8), which are null, and
+ * whether they are strings (quoted and escaped) or JSON already (numbers, true, false). */
+typedef struct {
+    Py_buffer prefix, valid;
+    Texts values;
+    int escape;
+} Column;
+
+/* The bytes row r takes in JSON Lines. */
+static i64 row_size(const Column *cols, Py_ssize_t n_cols, Py_ssize_t r) {
+    i64 size = 2; /* "}\n" */
+    for (Py_ssize_t c = 0; c < n_cols; c++) {
+        const Column *col = &cols[c];
+        const u8 *valid = col->valid.obj ? col->valid.buf : NULL;
+        size += col->prefix.len;
+        if (valid && !valid[r])
+            size += 4;
+        else if (col->escape)
+            size += 2 + json_size(col->values.buf, col->values.lo[r], col->values.hi[r]);
+        else
+            size += col->values.hi[r] - col->values.lo[r];
+    }
+    return size;
+}
+
+/* Writes row r at out; returns its end. */
+static u8 *write_row(const Column *cols, Py_ssize_t n_cols, Py_ssize_t r, u8 *out) {
+    for (Py_ssize_t c = 0; c < n_cols; c++) {
+        const Column *col = &cols[c];
+        const u8 *buf = col->values.buf, *valid = col->valid.obj ? col->valid.buf : NULL;
+        memcpy(out, col->prefix.buf, (size_t)col->prefix.len);
+        out += col->prefix.len;
+        i64 lo = col->values.lo[r], hi = col->values.hi[r];
+        if (valid && !valid[r]) {
+            memcpy(out, "null", 4);
+            out += 4;
+        } else if (col->escape) {
+            *out++ = '"';
+            out = json_escape(buf, lo, hi, out);
+            *out++ = '"';
+        } else {
+            memcpy(out, buf + lo, (size_t)(hi - lo));
+            out += hi - lo;
+        }
+    }
+    *out++ = '}';
+    *out++ = '\n';
+    return out;
+}
+
+PyDoc_STRVAR(jsonl_rows_doc,
+"jsonl_rows(columns, first_row, out) -> (next_row, n_bytes)\n--\n\n"
+"JSON Lines into the writable buffer out, from row first_row for as many whole rows as fit:\n"
+"for every row, each column's prefix (b'{\"key\":', b',\"key\":' …) and value, then b'}\\n'.\n"
+"columns: tuples (prefix, bytes, starts, ends, valid or None, escape): each row's value is\n"
+"bytes[starts[r]:ends[r]] (int64 arrays); valid holds one byte\n"
+"per row (0: null); escape: the values are strings, written quoted and escaped as\n"
+"json.dumps(ensure_ascii=False) does, else written as they are (JSON already). A row larger\n"
+"than out is not written (next_row == first_row): give a larger buffer.");
+
+static PyObject *py_jsonl_rows(PyObject *self, PyObject *args) {
+    PyObject *spec, *ret = NULL;
+    Py_ssize_t first;
+    Py_buffer out = {0};
+    if (!PyArg_ParseTuple(args, "O!nw*", &PyTuple_Type, &spec, &first, &out)) return NULL;
+    Py_ssize_t n_cols = PyTuple_GET_SIZE(spec), n_rows = -1;
+    Column *cols = calloc((size_t)n_cols + 1, sizeof(Column));
+    if (!cols) {
+        PyBuffer_Release(&out);
+        return PyErr_NoMemory();
+    }
+    for (Py_ssize_t c = 0; c < n_cols; c++) {
+        PyObject *item = PyTuple_GET_ITEM(spec, c), *valid;
+        Column *col = &cols[c];
+        if (!PyArg_ParseTuple(item, "y*" TEXTS_ARGS "Op", &col->prefix, TEXTS_PTRS(col->values),
+                              &valid, &col->escape))
+            goto done;
+        if (valid != Py_None && PyObject_GetBuffer(valid, &col->valid, PyBUF_SIMPLE)) goto done;
+        if (texts_check(&col->values)) goto done;
+        if (n_rows < 0) n_rows = col->values.n;
+        if (col->values.n != n_rows || (col->valid.obj && col->valid.len != n_rows)) {
+            PyErr_SetString(PyExc_ValueError, "every column needs one value per row");
+            goto done;
+        }
+    }
+    if (n_rows < 0) n_rows = 0;
+    if (first < 0 || first > n_rows) {
+        PyErr_SetString(PyExc_ValueError, "first_row is out of range");
+        goto done;
+    }
+    Py_ssize_t r = first;
+    u8 *o = out.buf, *end = o + out.len;
+    Py_BEGIN_ALLOW_THREADS
+    for (; r < n_rows; r++) {
+        if (row_size(cols, n_cols, r) > end - o) break;
+        o = write_row(cols, n_cols, r, o);
+    }
+    Py_END_ALLOW_THREADS
+    ret = Py_BuildValue("nn", r, (Py_ssize_t)(o - (u8 *)out.buf));
+done:
+    for (Py_ssize_t c = 0; c < n_cols; c++) {
+        Column *col = &cols[c];
+        if (col->prefix.obj) PyBuffer_Release(&col->prefix);
+        texts_release(&col->values);
+        if (col->valid.obj) PyBuffer_Release(&col->valid);
+    }
+    free(cols);
+    PyBuffer_Release(&out);
+    return ret;
+}
+
+/* ---- word n-grams --------------------------------------------------------------------------- */
+
+#define FNV_OFFSET 0xCBF29CE484222325ULL
+#define FNV_PRIME 0x100000001B3ULL
+
+/* h with its bits mixed (MurmurHash3's finaliser): any of its bits make a slot. */
+static inline u64 mix(u64 h) {
+    h ^= h >> 33;
+    h *= 0xFF51AFD7ED558CCDULL;
+    h ^= h >> 33;
+    return h;
+}
+
+/* The slot mask of a hash table for m entries (at most half full). */
+static inline i64 table_mask(i64 m) {
+    i64 size = 16;
+    while (size < 2 * m) size *= 2;
+    return size - 1;
+}
+
+/* An n-gram table slot: a hash of its words (confirmed on the words themselves), its
+ * occurrences so far and first position. A slot is in use when gen is the text's: nothing to
+ * clear between texts. */
+typedef struct {
+    u64 key;
+    u32 gen, count;
+    i64 first;
+} GramSlot;
+
+/* Scratch for the words of one text at a time (sized for the longest text of a call). */
+typedef struct {
+    i64 *starts, *ends; /* each word's bytes */
+    i64 *cs;            /* cs[w]: the characters of the words before word w */
+    u64 *keys;          /* a word's bytes when it has at most 8, else a hash of them */
+    u64 *hashes;        /* a word's key and length, mixed */
+    i64 *longs;         /* the words of more than 8 bytes */
+    GramSlot *table;
+    u32 gen;
+    i64 cap, size;
+} Scratch;
+
+static void scratch_free(Scratch *s) {
+    free(s->starts);
+    free(s->table);
+}
+
+static int scratch_alloc(Scratch *s, const Texts *t) {
+    i64 longest = 0;
+    for (Py_ssize_t d = 0; d < t->n; d++)
+        if (t->hi[d] - t->lo[d] > longest) longest = t->hi[d] - t->lo[d];
+    s->cap = longest / 2 + 3;
+    s->size = table_mask(2 * s->cap) + 1;
+    s->starts = malloc(sizeof(i64) * 6 * (size_t)s->cap);
+    s->table = calloc((size_t)s->size, sizeof(GramSlot));
+    if (!s->starts || !s->table) {
+        scratch_free(s);
+        return -1;
+    }
+    s->ends = s->starts + s->cap;
+    s->cs = s->ends + s->cap;
+    s->keys = (u64 *)(s->cs + s->cap);
+    s->hashes = s->keys + s->cap;
+    s->longs = (i64 *)(s->hashes + s->cap);
+    s->gen = 0;
+    return 0;
+}
+
+/* The next text's generation: every slot of an older one is free. */
+static void next_text(Scratch *s) {
+    if (++s->gen == 0) { /* wrapped: clear once every 2^32 texts */
+        memset(s->table, 0, sizeof(GramSlot) * (size_t)s->size);
+        s->gen = 1;
+    }
+}
+
+/* The words of buf[lo:hi] into s->starts / s->ends; returns their number and sets *chars to the
+ * characters of buf[lo:hi]. ASCII is read 8 bytes at a time: the word edges in them are bits,
+ * written out with few branches (8 bytes of prose hold at most 2 of each, mostly). */
+static i64 bounds(const u8 *buf, i64 lo, i64 hi, Scratch *s, i64 *chars) {
+    i64 *starts = s->starts, *ends = s->ends;
+    i64 n_starts = 0, n_ends = 0, cont = 0, p = lo;
+    u64 before = 1;
+    while (p < hi) {
+        if (p + 8 <= hi) {
+            u64 x = load8(buf + p);
+            if (!(x & HIGH_BITS)) {
+                u64 spaces = ascii_spaces(x);
+                u64 after_space = (spaces << 8) | (before << 7);
+                u64 first = ~spaces & after_space & HIGH_BITS, last = spaces & ~after_space;
+                for (int k = 0; k < 2; k++) { /* no branch */
+                    starts[n_starts] = p + (ctz64(first | (1ULL << 63)) >> 3);
+                    n_starts += first != 0;
+                    first &= first - 1;
+                    ends[n_ends] = p + (ctz64(last | (1ULL << 63)) >> 3);
+                    n_ends += last != 0;
+                    last &= last - 1;
+                }
+                while (first) {
+                    starts[n_starts++] = p + (ctz64(first) >> 3);
+                    first &= first - 1;
+                }
+                while (last) {
+                    ends[n_ends++] = p + (ctz64(last) >> 3);
+                    last &= last - 1;
+                }
+                before = spaces >> 63;
+                p += 8;
+                continue;
+            }
+        }
+        int width = space_width(buf, p, hi);
+        u64 space = width ? 1 : 0;
+        if (before > space) starts[n_starts++] = p;
+        if (space > before) ends[n_ends++] = p;
+        before = space;
+        cont += width ? width - 1 : is_continuation(buf[p]);
+        p += width > 1 ? width : 1;
+    }
+    ends[n_ends] = hi; /* a text ending in a word */
+    *chars = (hi - lo) - cont;
+    return n_starts;
+}
+
+/* The words of buf[lo:hi] (bounds), each word's key and hash, and the characters before each
+ * word (cs). Returns the words; *chars: the characters of the text. */
+static i64 words(const u8 *buf, i64 size, i64 lo, i64 hi, Scratch *s, i64 *chars) {
+    i64 n_words = bounds(buf, lo, hi, s, chars);
+    const i64 *starts = s->starts, *ends = s->ends;
+    i64 *cs = s->cs, *longs = s->longs, n_long = 0;
+    u64 *keys = s->keys, *hashes = s->hashes;
+    int ascii = *chars == hi - lo; /* no continuation byte: characters are bytes */
+    cs[0] = 0;
+    /* every word's first 8 bytes (no branch on its length); longer words are noted and
+     * hashed whole below */
+    for (i64 w = 0; w < n_words; w++) {
+        i64 st = starts[w], length = ends[w] - st;
+        u64 x;
+        if (st + 8 <= size) {
+            x = load8(buf + st);
+        } else {
+            x = 0;
+            for (i64 k = 0; k < length && k < 8; k++) x |= (u64)buf[st + k] << (8 * k);
+        }
+        u64 key = x & (~0ULL >> (64 - 8 * (length < 8 ? length : 8)));
+        keys[w] = key;
+        hashes[w] = mix(key ^ ((u64)length << 56) ^ (u64)length);
+        longs[n_long] = w;
+        n_long += length > 8;
+        cs[w + 1] = cs[w] + length;
+    }
+    for (i64 i = 0; i < n_long; i++) { /* hashed 8 bytes a step; confirmed on the bytes */
+        i64 w = longs[i], st = starts[w], e = ends[w], k = st;
+        u64 key = FNV_OFFSET;
+        for (; k + 8 <= e; k += 8) key = mix(key ^ load8(buf + k)) + FNV_PRIME;
+        u64 tail = 0;
+        for (int j = 0; k < e; k++, j++) tail |= (u64)buf[k] << (8 * j);
+        keys[w] = key ^ tail;
+        hashes[w] = mix(keys[w] ^ ((u64)(e - st) << 56) ^ (u64)(e - st));
+    }
+    if (!ascii) { /* characters: the bytes that do not continue one */
+        for (i64 w = 0; w < n_words; w++) {
+            i64 nchars = 0;
+            for (i64 k = starts[w]; k < ends[w]; k++) nchars += !is_continuation(buf[k]);
+            cs[w + 1] = cs[w] + nchars;
+        }
+    }
+    return n_words;
+}
+
+/* Whether words a and b are the same bytes. */
+static inline int same_word(const u8 *buf, const Scratch *s, i64 a, i64 b) {
+    i64 la = s->ends[a] - s->starts[a];
+    return s->keys[a] == s->keys[b] && la == s->ends[b] - s->starts[b]
+           && (la <= 8 || !memcmp(buf + s->starts[a], buf + s->starts[b], (size_t)la));
+}
+
+/* The slot of the n-gram at word j: found (count > 0; first: its first position) or taken for
+ * it (count 0). Its hash only picks the slot: equal hashes are confirmed on the words. */
+static inline GramSlot *gram_slot(const u8 *buf, Scratch *s, i64 j, int n, i64 mask,
+                                  u64 hash_mask) {
+    u64 h = s->hashes[j];
+    for (int k = 1; k < n; k++) h = mix(h ^ ((s->hashes[j + k] << 29) | (s->hashes[j + k] >> 35)));
+    h &= hash_mask;
+    i64 slot = (i64)(h & (u64)mask);
+    for (;;) {
+        GramSlot *g = &s->table[slot];
+        if (g->gen != s->gen) {
+            g->gen = s->gen;
+            g->key = h;
+            g->count = 0;
+            g->first = j;
+            return g;
+        }
+        if (g->key == h) {
+            int k = 0;
+            while (k < n && same_word(buf, s, g->first + k, j + k)) k++;
+            if (k == n) return g;
+        }
+        slot = (slot + 1) & mask;
+    }
+}
+
+/* str.count of words best .. best + n - 1 joined by single spaces (n >= 2) in the text of the
+ * n_words words, from the words: an occurrence's first word ends a text word, its last word
+ * starts one, the ones between are whole text words and one space byte separates each, so every
+ * occurrence is found at the text word its first word ends. Non-overlapping, leftmost first. */
+static i64 count_joined(const u8 *buf, const Scratch *s, i64 n_words, i64 best, int n) {
+    const i64 *starts = s->starts, *ends = s->ends;
+    i64 f0 = starts[best], f1 = ends[best], l0 = f1 - f0;
+    i64 last0 = starts[best + n - 1], l_last = ends[best + n - 1] - last0;
+    u8 tail = buf[f1 - 1];
+    i64 found = 0, free_from = -1;
+    for (i64 a = 0; a < n_words - n + 1; a++) {
+        i64 e = ends[a];
+        if (buf[e - 1] != tail || e - starts[a] < l0) continue;
+        int ok = 1;
+        for (int k = 0; k < n - 1; k++) {
+            i64 gap = ends[a + k];
+            if (starts[a + k + 1] != gap + 1 || buf[gap] != 32) {
+                ok = 0;
+                break;
+            }
+            if (k + 1 < n - 1 && !same_word(buf, s, a + k + 1, best + k + 1)) {
+                ok = 0;
+                break;
+            }
+        }
+        if (!ok) continue;
+        i64 z = starts[a + n - 1];
+        if (ends[a + n - 1] - z < l_last) continue;
+        if (memcmp(buf + e - l0, buf + f0, (size_t)l0)) continue;
+        if (memcmp(buf + z, buf + last0, (size_t)l_last)) continue;
+        if (e - l0 >= free_from) {
+            found++;
+            free_from = z + l_last;
+        }
+    }
+    return found;
+}
+
+/* Non-overlapping occurrences, leftmost first (str.count), of buf[p0:p0 + m] in buf[lo:hi], by
+ * Knuth-Morris-Pratt (linear in both; fail: m entries). */
+static i64 count_bytes(const u8 *buf, i64 lo, i64 hi, i64 p0, i64 m, i64 *fail) {
+    fail[0] = 0;
+    i64 q = 0;
+    for (i64 i = 1; i < m; i++) {
+        while (q > 0 && buf[p0 + i] != buf[p0 + q]) q = fail[q - 1];
+        if (buf[p0 + i] == buf[p0 + q]) q++;
+        fail[i] = q;
+    }
+    i64 hits = 0;
+    q = 0;
+    for (i64 i = lo; i < hi; i++) {
+        u8 c = buf[i];
+        while (q > 0 && buf[p0 + q] != c) q = fail[q - 1];
+        if (buf[p0 + q] == c) {
+            q++;
+            if (q == m) {
+                hits++;
+                q = 0; /* the next occurrence starts after this one */
+            }
+        }
+    }
+    return hits;
+}
+
+/* Parses (buf, starts, ends, n, hash_mask, out) and sets up the scratch of an n-gram kernel. */
+static int ngram_args(PyObject *args, Texts *t, Py_buffer *out, int *n, u64 *hash_mask,
+                      Scratch *s) {
+    unsigned long long mask;
+    if (!PyArg_ParseTuple(args, TEXTS_ARGS "iKw*", TEXTS_PTRS(*t), n, &mask, out)) return -1;
+    *hash_mask = mask;
+    if (texts_check(t) || out_check(out, t->n, 8, "out")) return -1;
+    if (*n < 1) {
+        PyErr_SetString(PyExc_ValueError, "n must be >= 1");
+        return -1;
+    }
+    if (scratch_alloc(s, t)) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    return 0;
+}
+
+PyDoc_STRVAR(top_ngram_scores_doc,
+"top_ngram_scores(buf, starts, ends, n, hash_mask, out)\n--\n\n"
+"out[d] (float64) = RepeatingTopNGramsFilter's score of every text: its top word n-gram (most\n"
+"frequent, then most characters, then first) joined by spaces, its occurrences (str.count)\n"
+"times its characters over the text's; texts of fewer than n words score 1.0. hash_mask keeps\n"
+"only some bits of every hash (tests make collisions certain with it).");
+
+static PyObject *py_top_ngram_scores(PyObject *self, PyObject *args) {
+    Texts t = {0};
+    Py_buffer out = {0};
+    Scratch s = {0};
+    int n;
+    u64 hash_mask;
+    i64 *fail = NULL;
+    PyObject *ret = NULL;
+    if (ngram_args(args, &t, &out, &n, &hash_mask, &s)) goto done;
+    if (n == 1 && !(fail = malloc(sizeof(i64) * (size_t)(2 * s.cap)))) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    double *o = (double *)out.buf;
+    const u8 *buf = t.buf;
+    i64 size = t.bytes.len;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t d = 0; d < t.n; d++) {
+        i64 length;
+        next_text(&s);
+        i64 n_words = words(buf, size, t.lo[d], t.hi[d], &s, &length);
+        if (n_words < n) {
+            o[d] = 1.0;
+            continue;
+        }
+        /* the top so far (most occurrences, then characters, then first): occurrences only
+         * grow, so the top of the final counts is the last top */
+        i64 m = n_words - n + 1, mask = table_mask(2 * m); /* a quarter full: few probes */
+        i64 top = 0, top_count = 0, top_chars = -1;
+        for (i64 j = 0; j < m; j++) {
+            GramSlot *g = gram_slot(buf, &s, j, n, mask, hash_mask);
+            i64 c = ++g->count, first = g->first, chars = s.cs[j + n] - s.cs[j];
+            if (c > top_count || (c == top_count && (chars > top_chars
+                                                     || (chars == top_chars && first < top)))) {
+                top = first;
+                top_count = c;
+                top_chars = chars;
+            }
+        }
+        i64 found = n > 1 ? count_joined(buf, &s, n_words, top, n)
+                          : count_bytes(buf, t.lo[d], t.hi[d], s.starts[top],
+                                        s.ends[top] - s.starts[top], fail);
+        o[d] = (double)(found * (top_chars + (n - 1))) / (double)length;
+    }
+    Py_END_ALLOW_THREADS
+    ret = Py_NewRef(Py_None);
+done:
+    scratch_free(&s);
+    free(fail);
+    texts_release(&t);
+    if (out.obj) PyBuffer_Release(&out);
+    return ret;
+}
+
+PyDoc_STRVAR(duplicate_ngram_scores_doc,
+"duplicate_ngram_scores(buf, starts, ends, n, hash_mask, out)\n--\n\n"
+"out[d] (float64) = RepeatingDuplicateNGramsFilter's score of every text: the characters of the\n"
+"n-grams seen before in the text, each counted once, plus the spaces between their words, over\n"
+"the text's characters; texts of fewer than n words score 1.0.");
+
+static PyObject *py_duplicate_ngram_scores(PyObject *self, PyObject *args) {
+    Texts t = {0};
+    Py_buffer out = {0};
+    Scratch s = {0};
+    int n;
+    u64 hash_mask;
+    PyObject *ret = NULL;
+    if (ngram_args(args, &t, &out, &n, &hash_mask, &s)) goto done;
+    double *o = (double *)out.buf;
+    const u8 *buf = t.buf;
+    i64 size = t.bytes.len;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t d = 0; d < t.n; d++) {
+        i64 length;
+        next_text(&s);
+        i64 n_words = words(buf, size, t.lo[d], t.hi[d], &s, &length);
+        if (n_words < n) {
+            o[d] = 1.0;
+            continue;
+        }
+        i64 m = n_words - n + 1, mask = table_mask(2 * m), dup = 0, overlap = 0;
+        for (i64 j = 0; j < m; j++) {
+            GramSlot *g = gram_slot(buf, &s, j, n, mask, hash_mask);
+            if (g->count++) {
+                dup += s.cs[j + n] - s.cs[j + overlap] + (overlap > 0 ? n - overlap : n - 1);
+                overlap = n;
+            }
+            overlap = overlap > 0 ? overlap - 1 : 0;
+        }
+        o[d] = (double)dup / (double)length;
+    }
+    Py_END_ALLOW_THREADS
+    ret = Py_NewRef(Py_None);
+done:
+    scratch_free(&s);
+    texts_release(&t);
+    if (out.obj) PyBuffer_Release(&out);
+    return ret;
+}
+
+/* ---- boilerplate --------------------------------------------------------------------------- */
+
+/* Words that every one of NeMo Curator's boilerplate strings holds (lowercase ASCII; the last
+ * is "lorem ipsum", which makes a text score 1): a text without one of them as str.lower() sees
+ * it (ASCII letters, and the Kelvin sign for "k") holds none of the strings. Each is found by
+ * three of its bytes (any case) at an offset. */
+static const char *const ANCHORS[] = {"cookie", "privacy", "terms of use", "lorem ipsum"};
+static const char ANCHOR_BYTES[][4] = {"coo", "pri", "rms", "lor"};
+static const int ANCHOR_AT[] = {0, 0, 2, 0};
+#define N_ANCHORS 4
+#define LOREM (N_ANCHORS - 1)
+
+static inline u8 lower_ascii(u8 b) { return b >= 'A' && b <= 'Z' ? b + 32 : b; }
+
+static inline int kelvin_at(const u8 *buf, i64 q, i64 hi) {
+    return q + 2 < hi && buf[q] == 0xE2 && buf[q + 1] == 0x84 && buf[q + 2] == 0xAA;
+}
+
+/* The end of term (lowercase ASCII) if buf[q:hi] starts with it as str.lower() sees it, else
+ * -1. */
+static i64 match_forward(const u8 *buf, i64 q, i64 hi, const char *term, size_t len) {
+    for (size_t i = 0; i < len; i++) {
+        if (term[i] == 'k' && kelvin_at(buf, q, hi)) { /* KELVIN SIGN: lowercases to "k" */
+            q += 3;
+            continue;
+        }
+        if (q >= hi || lower_ascii(buf[q]) != (u8)term[i]) return -1;
+        q++;
+    }
+    return q;
+}
+
+/* The start of term if buf[lo:q] ends with it as str.lower() sees it, else -1. */
+static i64 match_backward(const u8 *buf, i64 lo, i64 q, const char *term, size_t len) {
+    for (size_t i = len; i-- > 0;) {
+        if (term[i] == 'k' && q - 3 >= lo && kelvin_at(buf, q - 3, q)) {
+            q -= 3;
+            continue;
+        }
+        if (q <= lo || lower_ascii(buf[q - 1]) != (u8)term[i]) return -1;
+        q--;
+    }
+    return q;
+}
+
+/* Calls found(q, anchor, ctx) for every anchor word of buf[lo:hi], in order, until it returns
+ * nonzero (then returns that). The anchors' three bytes are looked for 16 positions at a
+ * time; each hit is checked whole. */
+typedef int (*AnchorFound)(i64 q, int anchor, void *ctx);
+
+static int anchor_check(const u8 *buf, i64 lo, i64 hi, i64 q, AnchorFound found, void *ctx) {
+    for (int k = 0; k < N_ANCHORS; k++) {
+        i64 at = q - ANCHOR_AT[k];
+        if (at >= lo && match_forward(buf, at, hi, ANCHORS[k], strlen(ANCHORS[k])) >= 0) {
+            int r = found(at, k, ctx);
+            if (r) return r;
+        }
+    }
+    return 0;
+}
+
+static int each_anchor(const u8 *buf, i64 lo, i64 hi, AnchorFound found, void *ctx) {
+    i64 p = lo;
+    const v16 fold = splat16(0x20);
+    for (; p + 18 <= hi; p += 16) {
+        v16 a = load16(buf + p) | fold, b = load16(buf + p + 1) | fold,
+            c = load16(buf + p + 2) | fold, m = {0};
+        for (int k = 0; k < N_ANCHORS; k++)
+            m |= (v16)((a == ANCHOR_BYTES[k][0]) & (b == ANCHOR_BYTES[k][1])
+                       & (c == ANCHOR_BYTES[k][2]));
+        u64 lanes[2];
+        memcpy(lanes, &m, 16);
+        for (int half = 0; half < 2; half++) {
+            for (u64 bits = lanes[half] & HIGH_BITS; bits; bits &= bits - 1) {
+                int r = anchor_check(buf, lo, hi, p + 8 * half + (ctz64(bits) >> 3), found, ctx);
+                if (r) return r;
+            }
+        }
+    }
+    for (; p < hi; p++) {
+        int hit = 0;
+        for (int k = 0; k < N_ANCHORS && !hit; k++)
+            hit = p + 3 <= hi && lower_ascii(buf[p]) == (u8)ANCHOR_BYTES[k][0]
+                  && lower_ascii(buf[p + 1]) == (u8)ANCHOR_BYTES[k][1]
+                  && lower_ascii(buf[p + 2]) == (u8)ANCHOR_BYTES[k][2];
+        if (hit) {
+            int r = anchor_check(buf, lo, hi, p, found, ctx);
+            if (r) return r;
+        }
+    }
+    return 0;
+}
+
+/* The policy strings (lowercase ASCII) with the anchor each holds and where. */
+typedef struct {
+    const char *text;
+    size_t len, at;
+    int anchor;
+} Policy;
+
+typedef struct {
+    const u8 *buf;
+    i64 lo, hi;
+    const Policy *policies;
+    Py_ssize_t n_policies;
+    i64 *bad;  /* starts of the policy strings found */
+    i64 n_bad, cap_bad;
+} BoilerplateScan;
+
+static int found_policy(i64 q, int anchor, void *ctx) {
+    BoilerplateScan *s = ctx;
+    if (anchor == LOREM) return 1;
+    for (Py_ssize_t i = 0; i < s->n_policies; i++) {
+        const Policy *pol = &s->policies[i];
+        if (pol->anchor != anchor) continue;
+        i64 start = match_backward(s->buf, s->lo, q, pol->text, pol->at);
+        if (start < 0 || match_forward(s->buf, q, s->hi, pol->text + pol->at,
+                                       pol->len - pol->at) < 0)
+            continue;
+        if (s->n_bad == s->cap_bad) {
+            i64 cap = s->cap_bad ? 2 * s->cap_bad : 16;
+            i64 *grown = realloc(s->bad, sizeof(i64) * (size_t)cap);
+            if (!grown) return -1;
+            s->bad = grown;
+            s->cap_bad = cap;
+        }
+        s->bad[s->n_bad++] = start;
+        break; /* one string makes the paragraph boilerplate */
+    }
+    return 0;
+}
+
+static int compare_i64(const void *a, const void *b) {
+    i64 x = *(const i64 *)a, y = *(const i64 *)b;
+    return (x > y) - (x < y);
+}
+
+/* NeMo Curator's score of buf[lo:hi]: the paragraphs (text.split("\n\n")) that hold a policy
+ * string over all paragraphs; 1.0 if "lorem ipsum" is anywhere; -2.0 when out of memory. A
+ * string holds no newline, so each one found lies in the paragraph where it starts. */
+static double boilerplate_score(BoilerplateScan *s) {
+    s->n_bad = 0;
+    int r = each_anchor(s->buf, s->lo, s->hi, found_policy, s);
+    if (r == 1) return 1.0;
+    if (r < 0) return -2.0;
+    if (!s->n_bad) return 0.0;
+    qsort(s->bad, (size_t)s->n_bad, sizeof(i64), compare_i64);
+    i64 paragraphs = 1, bad = 0, last = -1, next = 0;
+    const u8 *buf = s->buf;
+    for (i64 p = s->lo; p <= s->hi; p++) {
+        int sep = p + 1 < s->hi && buf[p] == '\n' && buf[p + 1] == '\n';
+        if (sep || p == s->hi) { /* the paragraph [.., p) ends: were strings found in it? */
+            if (next < s->n_bad && s->bad[next] < p) {
+                bad += last != paragraphs;
+                last = paragraphs;
+                while (next < s->n_bad && s->bad[next] < p) next++;
+            }
+            if (sep) {
+                paragraphs++;
+                p++;
+            }
+        }
+    }
+    return (double)bad / (double)paragraphs;
+}
+
+PyDoc_STRVAR(boilerplate_scores_doc,
+"boilerplate_scores(buf, starts, ends, policies, out)\n--\n\n"
+"out[d] (float64) = BoilerPlateStringFilter's score of every text: the paragraphs (split on\n"
+"\"\\n\\n\") holding one of the policies (lowercase ASCII bytes, each holding one of\n"
+"BOILERPLATE_ANCHORS) as str.lower() sees them, over all paragraphs; 1.0 where \"lorem ipsum\"\n"
+"is anywhere.");
+
+static PyObject *py_boilerplate_scores(PyObject *self, PyObject *args) {
+    Texts t = {0};
+    Py_buffer out = {0};
+    PyObject *strings, *ret = NULL;
+    Policy *policies = NULL;
+    BoilerplateScan scan = {0};
+    if (!PyArg_ParseTuple(args, TEXTS_ARGS "O!w*", TEXTS_PTRS(t), &PyTuple_Type, &strings,
+                          &out))
+        return NULL;
+    if (texts_check(&t) || out_check(&out, t.n, 8, "out")) goto done;
+    Py_ssize_t n_policies = PyTuple_GET_SIZE(strings);
+    policies = calloc((size_t)n_policies + 1, sizeof(Policy));
+    if (!policies) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < n_policies; i++) {
+        PyObject *item = PyTuple_GET_ITEM(strings, i);
+        if (!PyBytes_Check(item)) {
+            PyErr_SetString(PyExc_TypeError, "policies must be a tuple of bytes");
+            goto done;
+        }
+        Policy *pol = &policies[i];
+        pol->text = PyBytes_AS_STRING(item);
+        pol->len = (size_t)PyBytes_GET_SIZE(item);
+        pol->anchor = -1;
+        for (size_t at = 0; at < pol->len && pol->anchor < 0; at++)
+            for (int k = 0; k < LOREM && pol->anchor < 0; k++)
+                if (!strncmp(pol->text + at, ANCHORS[k], strlen(ANCHORS[k]))) {
+                    pol->anchor = k;
+                    pol->at = at;
+                }
+        if (pol->anchor < 0) {
+            PyErr_Format(PyExc_ValueError, "policy %R holds none of %s", item,
+                         "BOILERPLATE_ANCHORS");
+            goto done;
+        }
+    }
+    scan.buf = t.buf;
+    scan.policies = policies;
+    scan.n_policies = n_policies;
+    double *o = (double *)out.buf;
+    int oom = 0;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t d = 0; d < t.n && !oom; d++) {
+        scan.lo = t.lo[d];
+        scan.hi = t.hi[d];
+        o[d] = boilerplate_score(&scan);
+        oom = o[d] < -1.0;
+    }
+    Py_END_ALLOW_THREADS
+    if (oom) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    ret = Py_NewRef(Py_None);
+done:
+    free(scan.bad);
+    free(policies);
+    texts_release(&t);
+    if (out.obj) PyBuffer_Release(&out);
+    return ret;
+}
+
+/* ---- module --------------------------------------------------------------------------------- */
+
+static void init_tables(void) {
+    for (int c = 9; c < 14; c++) SPACE_CLASS[c] = 1;
+    for (int c = 28; c < 33; c++) SPACE_CLASS[c] = 1;
+    SPACE_CLASS[0xC2] = SPACE_CLASS[0xE1] = SPACE_CLASS[0xE2] = SPACE_CLASS[0xE3] = 2;
+    for (int c = 0x80; c < 0x8B; c++) SPACE_E2_80[c] = 1;
+    SPACE_E2_80[0xA8] = SPACE_E2_80[0xA9] = SPACE_E2_80[0xAF] = 1;
+
+    const char *single =
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789$-_@.&+/:=?#~!*(),";
+    for (const char *c = single; *c; c++) URL_CLASS[(u8)*c] = 1;
+    for (const char *c = "0123456789abcdefABCDEF"; *c; c++) URL_CLASS[(u8)*c] |= 2;
+
+    for (int c = 0; c < 256; c++) JSON_WIDTH[c] = c < 32 ? 6 : 1;
+    const char *esc[][2] = {{"\"", "\""}, {"\\", "\\"}, {"\n", "n"}, {"\r", "r"},
+                            {"\t", "t"},  {"\b", "b"},  {"\f", "f"}};
+    for (size_t k = 0; k < sizeof esc / sizeof esc[0]; k++) {
+        JSON_WIDTH[(u8)esc[k][0][0]] = 2;
+        JSON_LETTER[(u8)esc[k][0][0]] = (u8)esc[k][1][0];
+    }
+}
+
+static PyMethodDef methods[] = {
+    {"word_counts", py_word_counts, METH_VARARGS, word_counts_doc},
+    {"char_counts", py_char_counts, METH_VARARGS, char_counts_doc},
+    {"lut_sums", py_lut_sums, METH_VARARGS, lut_sums_doc},
+    {"url_chars", py_url_chars, METH_VARARGS, url_chars_doc},
+    {"jsonl_rows", py_jsonl_rows, METH_VARARGS, jsonl_rows_doc},
+    {"top_ngram_scores", py_top_ngram_scores, METH_VARARGS, top_ngram_scores_doc},
+    {"duplicate_ngram_scores", py_duplicate_ngram_scores, METH_VARARGS,
+     duplicate_ngram_scores_doc},
+    {"boilerplate_scores", py_boilerplate_scores, METH_VARARGS, boilerplate_scores_doc},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "curator_text._native",
+    "The compiled kernels of the default text path (built at install time).", -1, methods,
+    NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC PyInit__native(void) {
+    init_tables();
+    PyObject *m = PyModule_Create(&module);
+    if (!m) return NULL;
+    PyObject *anchors = PyTuple_New(N_ANCHORS);
+    if (!anchors) goto fail;
+    for (int k = 0; k < N_ANCHORS; k++) {
+        PyObject *word = PyUnicode_FromString(ANCHORS[k]);
+        if (!word) {
+            Py_DECREF(anchors);
+            goto fail;
+        }
+        PyTuple_SET_ITEM(anchors, k, word);
+    }
+    if (PyModule_AddObject(m, "BOILERPLATE_ANCHORS", anchors) == 0) return m;
+    Py_DECREF(anchors);
+fail:
+    Py_DECREF(m);
+    return NULL;
+}
