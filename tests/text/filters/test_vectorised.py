@@ -262,12 +262,15 @@ def test_duplicate_ngrams_batch_is_vectorised() -> None:
 
 def _space_texts() -> list[str]:
     """Every character ``str.split()`` splits on, and look-alikes that share its first bytes,
-    at every position within 8-byte blocks, between ASCII and non-ASCII words."""
+    at every position within the 8- and 16-byte blocks the kernels read, between ASCII and
+    non-ASCII words, and words that fill or cross a block."""
     spaces = [chr(c) for c in range(0x3001) if chr(c).isspace()]
     assert len(spaces) == 29
     near = ["\u00a1", "\u200b", "\u2030", "\u2060", "\u3001", "\u1681", "é", "\x00", "\x0e", "\x1b", "!"]
-    return [f"{'a' * k}{sep}{word}{sep * 2}x" for sep in spaces + near for k in range(10)
-            for word in ("bcdefghijk", "é")] + ["", " ", "abcdefgh", "abcdefgh ", " abcdefg"]
+    return [f"{'a' * k}{sep}{word}{sep * 2}x" for sep in spaces + near for k in range(18)
+            for word in ("bcdefghijk", "é", "q" * 17)] + [
+        "", " ", "abcdefgh", "abcdefgh ", " abcdefg", "a" * 16, " " * 16 + "b", "ab " * 12,
+        " a" * 16, "a " * 16 + "é", "\t".join("abcdefghijklmnopq"[:k] for k in range(18))]
 
 
 def test_word_counts_read_eight_bytes_at_a_time_as_str_split() -> None:

@@ -117,27 +117,77 @@ static inline int space_width(const u8 *buf, i64 p, i64 hi) {
     return 0;
 }
 
+typedef u8 v16 __attribute__((vector_size(16)));
+
+static inline v16 load16(const u8 *p) {
+    v16 v;
+    memcpy(&v, p, 16);
+    return v;
+}
+
+static inline v16 splat16(u8 b) {
+    v16 v;
+    memset(&v, b, 16);
+    return v;
+}
+
+/* Whether any lane of the comparison mask m is set. */
+static inline int any16(v16 m) {
+    u64 lanes[2];
+    memcpy(lanes, &m, 16);
+    return (lanes[0] | lanes[1]) != 0;
+}
+
+#if defined(__SSE2__) && !defined(CURATOR_PORTABLE)
+#include <emmintrin.h>
+/* Bit k: the top bit of byte k of m (16 bytes). */
+static inline u32 top_bits16(v16 m) { return (u32)_mm_movemask_epi8((__m128i)m); }
+#else
+/* Bit k: the top bit of byte k of m (16 bytes), by a multiply per 8 bytes (portable; the tests
+ * build and check this path too). */
+static inline u32 top_bits16(v16 m) {
+    u64 lanes[2];
+    memcpy(lanes, &m, 16);
+    u64 a = ((lanes[0] & HIGH_BITS) * 0x0002040810204081ULL) >> 56;
+    u64 b = ((lanes[1] & HIGH_BITS) * 0x0002040810204081ULL) >> 56;
+    return (u32)(a | (b << 8));
+}
+#endif
+
+typedef signed char s16 __attribute__((vector_size(16)));
+
+/* The lanes of 16 ASCII bytes (below 0x80: signed compares hold) that str.split() splits on
+ * (9-13, 28-32). */
+static inline v16 ascii_spaces16(v16 x) {
+    s16 y = (s16)x;
+    return (v16)(((y > (s16)splat16(8)) & (y < (s16)splat16(14)))
+                 | ((y > (s16)splat16(27)) & (y < (s16)splat16(33))));
+}
+
+/* POPCOUNT8[b]: the set bits of the byte b (no popcount instruction on baseline x86-64). */
+static u8 POPCOUNT8[256];
+
 static inline int is_continuation(u8 b) { return (b & 0xC0) == 0x80; }
 
 /* ---- word counts, characters, byte classes --------------------------------------------------- */
 
 static i64 count_words(const u8 *buf, i64 p, i64 hi) {
     i64 count = 0;
-    u64 before = 1; /* the byte before is a space */
+    u32 before = 1; /* the byte before is a space */
     while (p < hi) {
-        if (p + 8 <= hi) {
-            u64 x = load8(buf + p);
-            if (!(x & HIGH_BITS)) {
-                u64 spaces = ascii_spaces(x);
-                u64 after_space = (spaces << 8) | (before << 7);
-                count += lane_bits(~spaces & after_space & HIGH_BITS);
-                before = spaces >> 63;
-                p += 8;
+        if (p + 16 <= hi) {
+            v16 x = load16(buf + p);
+            if (!top_bits16(x)) {
+                u32 spaces = top_bits16(ascii_spaces16(x));
+                u32 first = ~spaces & ((spaces << 1) | before) & 0xFFFF;
+                count += POPCOUNT8[first & 0xFF] + POPCOUNT8[first >> 8];
+                before = spaces >> 15;
+                p += 16;
                 continue;
             }
         }
         int width = space_width(buf, p, hi);
-        u64 space = width ? 1 : 0;
+        u32 space = width ? 1 : 0;
         count += before & ~space & 1;
         before = space;
         p += width > 1 ? width : 1;
@@ -313,27 +363,6 @@ done:
 static u8 JSON_WIDTH[256];  /* bytes each input byte takes in a JSON string */
 static u8 JSON_LETTER[256]; /* the letter after the backslash of the two-byte escapes */
 static const char HEX[] = "0123456789abcdef";
-
-typedef u8 v16 __attribute__((vector_size(16)));
-
-static inline v16 load16(const u8 *p) {
-    v16 v;
-    memcpy(&v, p, 16);
-    return v;
-}
-
-static inline v16 splat16(u8 b) {
-    v16 v;
-    memset(&v, b, 16);
-    return v;
-}
-
-/* Whether any lane of the comparison mask m is set. */
-static inline int any16(v16 m) {
-    u64 lanes[2];
-    memcpy(lanes, &m, 16);
-    return (lanes[0] | lanes[1]) != 0;
-}
 
 /* The lanes of 16 bytes that a JSON string must escape: control bytes, '"' and '\\'. */
 static inline v16 json_special16(v16 x) {
@@ -520,7 +549,7 @@ typedef struct {
     i64 *starts, *ends; /* each word's bytes */
     i64 *cs;            /* cs[w]: the characters of the words before word w */
     u64 *keys;          /* a word's bytes when it has at most 8, else a hash of them */
-    u64 *hashes;        /* a word's key and length, mixed */
+    u64 *hashes;        /* a word's code: its key and length (word_code) */
     i64 *longs;         /* the words of more than 8 bytes */
     GramSlot *table;
     u32 gen;
@@ -562,42 +591,42 @@ static void next_text(Scratch *s) {
 }
 
 /* The words of buf[lo:hi] into s->starts / s->ends; returns their number and sets *chars to the
- * characters of buf[lo:hi]. ASCII is read 8 bytes at a time: the word edges in them are bits,
- * written out with few branches (8 bytes of prose hold at most 2 of each, mostly). */
+ * characters of buf[lo:hi]. ASCII is read 16 bytes at a time: its spaces are a 16-bit mask whose
+ * edges are the word starts and ends; other bytes a character at a time. */
 static i64 bounds(const u8 *buf, i64 lo, i64 hi, Scratch *s, i64 *chars) {
     i64 *starts = s->starts, *ends = s->ends;
     i64 n_starts = 0, n_ends = 0, cont = 0, p = lo;
-    u64 before = 1;
+    u32 before = 1; /* the byte before p is a space (or the text starts there) */
     while (p < hi) {
-        if (p + 8 <= hi) {
-            u64 x = load8(buf + p);
-            if (!(x & HIGH_BITS)) {
-                u64 spaces = ascii_spaces(x);
-                u64 after_space = (spaces << 8) | (before << 7);
-                u64 first = ~spaces & after_space & HIGH_BITS, last = spaces & ~after_space;
-                for (int k = 0; k < 2; k++) { /* no branch */
-                    starts[n_starts] = p + (ctz64(first | (1ULL << 63)) >> 3);
+        if (p + 16 <= hi) {
+            v16 x = load16(buf + p);
+            if (!top_bits16(x)) {
+                u32 spaces = top_bits16(ascii_spaces16(x));
+                u32 after_space = (spaces << 1) | before;
+                u32 first = ~spaces & after_space & 0xFFFF, last = spaces & ~after_space;
+                for (int k = 0; k < 2; k++) { /* most 16 bytes of prose hold 2-3: no branch */
+                    starts[n_starts] = p + ctz64(first | 0x10000);
                     n_starts += first != 0;
                     first &= first - 1;
-                    ends[n_ends] = p + (ctz64(last | (1ULL << 63)) >> 3);
+                    ends[n_ends] = p + ctz64(last | 0x10000);
                     n_ends += last != 0;
                     last &= last - 1;
                 }
                 while (first) {
-                    starts[n_starts++] = p + (ctz64(first) >> 3);
+                    starts[n_starts++] = p + ctz64(first);
                     first &= first - 1;
                 }
                 while (last) {
-                    ends[n_ends++] = p + (ctz64(last) >> 3);
+                    ends[n_ends++] = p + ctz64(last);
                     last &= last - 1;
                 }
-                before = spaces >> 63;
-                p += 8;
+                before = spaces >> 15;
+                p += 16;
                 continue;
             }
         }
         int width = space_width(buf, p, hi);
-        u64 space = width ? 1 : 0;
+        u32 space = width ? 1 : 0;
         if (before > space) starts[n_starts++] = p;
         if (space > before) ends[n_ends++] = p;
         before = space;
@@ -607,6 +636,30 @@ static i64 bounds(const u8 *buf, i64 lo, i64 hi, Scratch *s, i64 *chars) {
     ends[n_ends] = hi; /* a text ending in a word */
     *chars = (hi - lo) - cont;
     return n_starts;
+}
+
+/* LOW_BYTES[k]: the low k bytes of a uint64 set (k = 0 .. 8). */
+static const u64 LOW_BYTES[9] = {0, 0xFFULL, 0xFFFFULL, 0xFFFFFFULL, 0xFFFFFFFFULL,
+                                 0xFFFFFFFFFFULL, 0xFFFFFFFFFFFFULL, 0xFFFFFFFFFFFFFFULL, ~0ULL};
+
+/* A word's key and length as one number for the n-gram hashes (mixed there). */
+static inline u64 word_code(u64 key, i64 length) {
+    return key ^ ((u64)length << 56) ^ ((u64)length * 0x9E3779B97F4A7C15ULL);
+}
+
+/* The continuation bytes (10xxxxxx) of buf[p:e] (size: the bytes readable), 8 at a time. */
+static inline i64 continuations(const u8 *buf, i64 size, i64 p, i64 e) {
+    i64 cont = 0;
+    for (; p + 8 <= e; p += 8) {
+        u64 x = load8(buf + p);
+        cont += lane_bits(x & ~(x << 1) & HIGH_BITS);
+    }
+    if (p < e && p + 8 <= size) { /* the last bytes, as 8 with the others masked off */
+        u64 x = load8(buf + p) & LOW_BYTES[e - p];
+        return cont + lane_bits(x & ~(x << 1) & HIGH_BITS);
+    }
+    for (; p < e; p++) cont += is_continuation(buf[p]);
+    return cont;
 }
 
 /* The words of buf[lo:hi] (bounds), each word's key and hash, and the characters before each
@@ -629,9 +682,9 @@ static i64 words(const u8 *buf, i64 size, i64 lo, i64 hi, Scratch *s, i64 *chars
             x = 0;
             for (i64 k = 0; k < length && k < 8; k++) x |= (u64)buf[st + k] << (8 * k);
         }
-        u64 key = x & (~0ULL >> (64 - 8 * (length < 8 ? length : 8)));
+        u64 key = x & LOW_BYTES[length < 8 ? length : 8];
         keys[w] = key;
-        hashes[w] = mix(key ^ ((u64)length << 56) ^ (u64)length);
+        hashes[w] = word_code(key, length);
         longs[n_long] = w;
         n_long += length > 8;
         cs[w + 1] = cs[w] + length;
@@ -641,17 +694,19 @@ static i64 words(const u8 *buf, i64 size, i64 lo, i64 hi, Scratch *s, i64 *chars
         u64 key = FNV_OFFSET;
         for (; k + 8 <= e; k += 8) key = mix(key ^ load8(buf + k)) + FNV_PRIME;
         u64 tail = 0;
-        for (int j = 0; k < e; k++, j++) tail |= (u64)buf[k] << (8 * j);
+        if (k + 8 <= size)
+            tail = load8(buf + k) & LOW_BYTES[e - k];
+        else
+            for (int j = 0; k < e; k++, j++) tail |= (u64)buf[k] << (8 * j);
         keys[w] = key ^ tail;
-        hashes[w] = mix(keys[w] ^ ((u64)(e - st) << 56) ^ (u64)(e - st));
+        hashes[w] = word_code(keys[w], e - st);
     }
-    if (!ascii) { /* characters: the bytes that do not continue one */
+    if (!ascii) /* characters: the bytes that do not continue one (in words that have any) */
         for (i64 w = 0; w < n_words; w++) {
-            i64 nchars = 0;
-            for (i64 k = starts[w]; k < ends[w]; k++) nchars += !is_continuation(buf[k]);
-            cs[w + 1] = cs[w] + nchars;
+            i64 length = ends[w] - starts[w];
+            int plain = length <= 8 && !(keys[w] & HIGH_BITS);
+            cs[w + 1] = cs[w] + length - (plain ? 0 : continuations(buf, size, starts[w], ends[w]));
         }
-    }
     return n_words;
 }
 
@@ -666,9 +721,13 @@ static inline int same_word(const u8 *buf, const Scratch *s, i64 a, i64 b) {
  * it (count 0). Its hash only picks the slot: equal hashes are confirmed on the words. */
 static inline GramSlot *gram_slot(const u8 *buf, Scratch *s, i64 j, int n, i64 mask,
                                   u64 hash_mask) {
-    u64 h = s->hashes[j];
-    for (int k = 1; k < n; k++) h = mix(h ^ ((s->hashes[j + k] << 29) | (s->hashes[j + k] >> 35)));
-    h &= hash_mask;
+    const u64 *codes = s->hashes;
+    u64 h = codes[j];
+    if (n == 2) /* the common case, unrolled */
+        h = h * 0xC2B2AE3D27D4EB4FULL + codes[j + 1];
+    else
+        for (int k = 1; k < n; k++) h = h * 0xC2B2AE3D27D4EB4FULL + codes[j + k];
+    h = mix(h) & hash_mask;
     i64 slot = (i64)(h & (u64)mask);
     for (;;) {
         GramSlot *g = &s->table[slot];
@@ -1117,6 +1176,7 @@ done:
 /* ---- module --------------------------------------------------------------------------------- */
 
 static void init_tables(void) {
+    for (int b = 0; b < 256; b++) POPCOUNT8[b] = (u8)__builtin_popcount((unsigned)b);
     for (int c = 9; c < 14; c++) SPACE_CLASS[c] = 1;
     for (int c = 28; c < 33; c++) SPACE_CLASS[c] = 1;
     SPACE_CLASS[0xC2] = SPACE_CLASS[0xE1] = SPACE_CLASS[0xE2] = SPACE_CLASS[0xE3] = 2;

@@ -1,0 +1,61 @@
+"""The kernels' portable path (no SSE2: what an ARM machine builds) gives exactly the results of
+the path this machine built: the C source is compiled again with ``CURATOR_PORTABLE`` and every
+kernel runs on the same texts in both."""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+import subprocess
+import sysconfig
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pytest
+from curator_text import _native
+from curator_text.filters._vec import _lut, text_view
+from curator_text.filters.repetition import _POLICY_BYTES
+
+from tests.text.filters.test_vectorised import _boilerplate_texts, _corpus, _space_texts
+
+SOURCE = Path(_native.__file__).with_name("_native.c")
+
+
+@pytest.fixture(scope="module")
+def portable(tmp_path_factory):
+    cc = shutil.which("gcc") or shutil.which("cc")
+    if cc is None or not SOURCE.exists():
+        pytest.skip("needs a C compiler and the kernels' source (a source checkout)")
+    out = tmp_path_factory.mktemp("portable") / "_native_portable.so"
+    subprocess.run([cc, "-O2", "-std=c11", "-shared", "-fPIC", "-DCURATOR_PORTABLE",
+                    f"-I{sysconfig.get_paths()['include']}", str(SOURCE), "-o", str(out)],
+                   check=True, capture_output=True, timeout=300)
+    spec = importlib.util.spec_from_file_location("curator_text._native", out)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_every_kernel_gives_the_same_results_on_the_portable_path(portable) -> None:
+    texts = pa.array(_corpus() + _space_texts() + _boilerplate_texts(500))
+    view = text_view(texts)
+    n = len(view)
+
+    def both(name: str, *args, dtype=np.int64) -> None:
+        got = [np.empty(n, dtype), np.empty(n, dtype)]
+        getattr(_native, name)(*view.args, *args, got[0])
+        getattr(portable, name)(*view.args, *args, got[1])
+        assert np.array_equal(got[0], got[1]), name
+
+    for name in ("word_counts", "char_counts", "url_chars"):
+        both(name)
+    both("lut_sums", _lut("abc", with_chars=True))
+    for k in (1, 2, 3):
+        both("top_ngram_scores", k, 2**64 - 1, dtype=np.float64)
+        both("duplicate_ngram_scores", k, 2**64 - 1, dtype=np.float64)
+    both("boilerplate_scores", _POLICY_BYTES, dtype=np.float64)
+    spec = ((b'{"t":', *view.args, None, True),)
+    buf = [bytearray(1 << 22), bytearray(1 << 22)]
+    ends = [_native.jsonl_rows(spec, 0, buf[0]), portable.jsonl_rows(spec, 0, buf[1])]
+    assert ends[0] == ends[1] and buf[0][:ends[0][1]] == buf[1][:ends[1][1]]
