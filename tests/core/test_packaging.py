@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import tarfile
 import zipfile
 from pathlib import Path
 
@@ -13,16 +14,21 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_image_wheel_metadata_and_license(tmp_path):
+def _build(package: str, out: Path, *flags: str) -> None:
+    """``uv build`` of a workspace package into ``out``, offline (skips without uv or without
+    the build backend in uv's cache)."""
     uv = shutil.which("uv")
     if uv is None:
         pytest.skip("uv is not installed")
-    proc = subprocess.run([uv, "build", "--offline", "--wheel", "--package", "curator-image",
-                           "-o", str(tmp_path)], cwd=ROOT, capture_output=True, text=True,
-                          timeout=300)
+    proc = subprocess.run([uv, "build", "--offline", *flags, "--package", package, "-o",
+                           str(out)], cwd=ROOT, capture_output=True, text=True, timeout=600)
     if proc.returncode and "offline" in proc.stderr.lower():
         pytest.skip(f"the build backend is not in uv's cache: {proc.stderr.strip()[-200:]}")
     assert proc.returncode == 0, proc.stderr
+
+
+def test_image_wheel_metadata_and_license(tmp_path):
+    _build("curator-image", tmp_path, "--wheel")
     (wheel,) = tmp_path.glob("curator_image-*.whl")
     with zipfile.ZipFile(wheel) as zf:
         names = zf.namelist()
@@ -43,15 +49,7 @@ def test_image_wheel_metadata_and_license(tmp_path):
 def test_text_wheel_ships_its_compiled_kernels_and_the_sdist_their_source(tmp_path):
     """curator-text's kernels are C built at install time: the wheel holds the extension (and
     the package data), the source distribution holds the C file to build it from."""
-    uv = shutil.which("uv")
-    if uv is None:
-        pytest.skip("uv is not installed")
-    proc = subprocess.run([uv, "build", "--offline", "--package", "curator-text",
-                           "-o", str(tmp_path)], cwd=ROOT, capture_output=True, text=True,
-                          timeout=600)
-    if proc.returncode and "offline" in proc.stderr.lower():
-        pytest.skip(f"the build backend is not in uv's cache: {proc.stderr.strip()[-200:]}")
-    assert proc.returncode == 0, proc.stderr
+    _build("curator-text", tmp_path)
     (wheel,) = tmp_path.glob("curator_text-*.whl")
     with zipfile.ZipFile(wheel) as zf:
         names = zf.namelist()
@@ -59,8 +57,6 @@ def test_text_wheel_ships_its_compiled_kernels_and_the_sdist_their_source(tmp_pa
     assert "curator_text/data/code_meta.csv" in names
     assert not any(n.endswith(".c") for n in names)
     (sdist,) = tmp_path.glob("curator_text-*.tar.gz")
-    import tarfile
-
     with tarfile.open(sdist) as tf:
         members = tf.getnames()
     assert any(n.endswith("src/curator_text/_native.c") for n in members)

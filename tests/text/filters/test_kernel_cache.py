@@ -21,7 +21,7 @@ from curator_text.filters.fineweb._kernels import text_hashes
 hashes = text_hashes(np.frombuffer(b"abab", np.uint8), np.array([0, 2, 4], np.int64))
 print(bool(hashes[0] == hashes[1]))
 """
-NOTICE = "compiling the text kernels"
+NOTICE = "compiling the FineWeb filters' kernels"
 
 
 def _as_nobody(cache: str) -> subprocess.CompletedProcess:

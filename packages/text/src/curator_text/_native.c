@@ -206,11 +206,10 @@ static i64 count_chars(const u8 *buf, i64 p, i64 hi) {
     return size - cont;
 }
 
-PyDoc_STRVAR(word_counts_doc,
-"word_counts(buf, starts, ends, out)\n--\n\n"
-"out[d] = len(text.split()) of every text (int64).");
+/* Runs fn on every text of (buf, starts, ends, out): out[d] = fn(buf, starts[d], ends[d]). */
+typedef i64 (*PerText)(const u8 *buf, i64 lo, i64 hi);
 
-static PyObject *py_word_counts(PyObject *self, PyObject *args) {
+static PyObject *per_text_kernel(PyObject *args, PerText fn) {
     Texts t = {0};
     Py_buffer out = {0};
     if (!PyArg_ParseTuple(args, TEXTS_ARGS "w*", TEXTS_PTRS(t), &out)) return NULL;
@@ -218,7 +217,7 @@ static PyObject *py_word_counts(PyObject *self, PyObject *args) {
     if (texts_check(&t) || out_check(&out, t.n, 8, "out")) goto done;
     i64 *o = (i64 *)out.buf;
     Py_BEGIN_ALLOW_THREADS
-    for (Py_ssize_t d = 0; d < t.n; d++) o[d] = count_words(t.buf, t.lo[d], t.hi[d]);
+    for (Py_ssize_t d = 0; d < t.n; d++) o[d] = fn(t.buf, t.lo[d], t.hi[d]);
     Py_END_ALLOW_THREADS
     ret = Py_NewRef(Py_None);
 done:
@@ -227,25 +226,20 @@ done:
     return ret;
 }
 
+PyDoc_STRVAR(word_counts_doc,
+"word_counts(buf, starts, ends, out)\n--\n\n"
+"out[d] = len(text.split()) of every text (int64).");
+
+static PyObject *py_word_counts(PyObject *self, PyObject *args) {
+    return per_text_kernel(args, count_words);
+}
+
 PyDoc_STRVAR(char_counts_doc,
 "char_counts(buf, starts, ends, out)\n--\n\n"
 "out[d] = len(text) of every text (int64).");
 
 static PyObject *py_char_counts(PyObject *self, PyObject *args) {
-    Texts t = {0};
-    Py_buffer out = {0};
-    if (!PyArg_ParseTuple(args, TEXTS_ARGS "w*", TEXTS_PTRS(t), &out)) return NULL;
-    PyObject *ret = NULL;
-    if (texts_check(&t) || out_check(&out, t.n, 8, "out")) goto done;
-    i64 *o = (i64 *)out.buf;
-    Py_BEGIN_ALLOW_THREADS
-    for (Py_ssize_t d = 0; d < t.n; d++) o[d] = count_chars(t.buf, t.lo[d], t.hi[d]);
-    Py_END_ALLOW_THREADS
-    ret = Py_NewRef(Py_None);
-done:
-    texts_release(&t);
-    if (out.obj) PyBuffer_Release(&out);
-    return ret;
+    return per_text_kernel(args, count_chars);
 }
 
 PyDoc_STRVAR(lut_sums_doc,
@@ -342,20 +336,7 @@ PyDoc_STRVAR(url_chars_doc,
 "out[d] = the characters of every text that removing NeMo Curator's URLs removes (int64).");
 
 static PyObject *py_url_chars(PyObject *self, PyObject *args) {
-    Texts t = {0};
-    Py_buffer out = {0};
-    if (!PyArg_ParseTuple(args, TEXTS_ARGS "w*", TEXTS_PTRS(t), &out)) return NULL;
-    PyObject *ret = NULL;
-    if (texts_check(&t) || out_check(&out, t.n, 8, "out")) goto done;
-    i64 *o = (i64 *)out.buf;
-    Py_BEGIN_ALLOW_THREADS
-    for (Py_ssize_t d = 0; d < t.n; d++) o[d] = url_chars_one(t.buf, t.lo[d], t.hi[d]);
-    Py_END_ALLOW_THREADS
-    ret = Py_NewRef(Py_None);
-done:
-    texts_release(&t);
-    if (out.obj) PyBuffer_Release(&out);
-    return ret;
+    return per_text_kernel(args, url_chars_one);
 }
 
 /* ---- JSON string literals ------------------------------------------------------------------- */
@@ -551,6 +532,7 @@ typedef struct {
     u64 *keys;          /* a word's bytes when it has at most 8, else a hash of them */
     u64 *hashes;        /* a word's code: its key and length (word_code) */
     i64 *longs;         /* the words of more than 8 bytes */
+    i64 *fail;          /* Knuth-Morris-Pratt's table of a word (count_bytes) */
     GramSlot *table;
     u32 gen;
     i64 cap, size;
@@ -567,7 +549,7 @@ static int scratch_alloc(Scratch *s, const Texts *t) {
         if (t->hi[d] - t->lo[d] > longest) longest = t->hi[d] - t->lo[d];
     s->cap = longest / 2 + 3;
     s->size = table_mask(2 * s->cap) + 1;
-    s->starts = malloc(sizeof(i64) * 6 * (size_t)s->cap);
+    s->starts = malloc(sizeof(i64) * 8 * (size_t)s->cap);
     s->table = calloc((size_t)s->size, sizeof(GramSlot));
     if (!s->starts || !s->table) {
         scratch_free(s);
@@ -578,6 +560,7 @@ static int scratch_alloc(Scratch *s, const Texts *t) {
     s->keys = (u64 *)(s->cs + s->cap);
     s->hashes = s->keys + s->cap;
     s->longs = (i64 *)(s->hashes + s->cap);
+    s->fail = s->longs + s->cap; /* 2 * cap: the longest word of the text */
     s->gen = 0;
     return 0;
 }
@@ -811,22 +794,85 @@ static i64 count_bytes(const u8 *buf, i64 lo, i64 hi, i64 p0, i64 m, i64 *fail) 
     return hits;
 }
 
-/* Parses (buf, starts, ends, n, hash_mask, out) and sets up the scratch of an n-gram kernel. */
-static int ngram_args(PyObject *args, Texts *t, Py_buffer *out, int *n, u64 *hash_mask,
-                      Scratch *s) {
+/* The score of one text of at least n words (its words are in s): see the kernels below. */
+typedef double (*NgramScore)(const u8 *buf, i64 lo, i64 hi, Scratch *s, i64 n_words,
+                             i64 length, int n, u64 hash_mask);
+
+/* RepeatingTopNGramsFilter's score: the top n-gram (most occurrences, then characters, then
+ * first) tracked as they are counted (occurrences only grow, so the top of the final counts is
+ * the last top), then its occurrences counted as str.count does. */
+static double top_score(const u8 *buf, i64 lo, i64 hi, Scratch *s, i64 n_words, i64 length,
+                        int n, u64 hash_mask) {
+    i64 m = n_words - n + 1, mask = table_mask(2 * m); /* a quarter full: few probes */
+    i64 top = 0, top_count = 0, top_chars = -1;
+    for (i64 j = 0; j < m; j++) {
+        GramSlot *g = gram_slot(buf, s, j, n, mask, hash_mask);
+        i64 c = ++g->count, first = g->first, chars = s->cs[j + n] - s->cs[j];
+        if (c > top_count
+            || (c == top_count && (chars > top_chars || (chars == top_chars && first < top)))) {
+            top = first;
+            top_count = c;
+            top_chars = chars;
+        }
+    }
+    i64 found = n > 1 ? count_joined(buf, s, n_words, top, n)
+                      : count_bytes(buf, lo, hi, s->starts[top], s->ends[top] - s->starts[top],
+                                    s->fail);
+    return (double)(found * (top_chars + (n - 1))) / (double)length;
+}
+
+/* RepeatingDuplicateNGramsFilter's score: NeMo's count of the characters of repeated n-grams
+ * (each character once, plus the spaces between their words) over the text's. */
+static double duplicate_score(const u8 *buf, i64 lo, i64 hi, Scratch *s, i64 n_words,
+                              i64 length, int n, u64 hash_mask) {
+    i64 m = n_words - n + 1, mask = table_mask(2 * m), dup = 0, overlap = 0;
+    for (i64 j = 0; j < m; j++) {
+        GramSlot *g = gram_slot(buf, s, j, n, mask, hash_mask);
+        if (g->count++) {
+            dup += s->cs[j + n] - s->cs[j + overlap] + (overlap > 0 ? n - overlap : n - 1);
+            overlap = n;
+        }
+        overlap = overlap > 0 ? overlap - 1 : 0;
+    }
+    return (double)dup / (double)length;
+}
+
+/* An n-gram kernel's call: (buf, starts, ends, n, hash_mask, out); out[d] = score(text d), 1.0
+ * for texts of fewer than n words. */
+static PyObject *ngram_kernel(PyObject *args, NgramScore score) {
+    Texts t = {0};
+    Py_buffer out = {0};
+    Scratch s = {0};
+    int n;
     unsigned long long mask;
-    if (!PyArg_ParseTuple(args, TEXTS_ARGS "iKw*", TEXTS_PTRS(*t), n, &mask, out)) return -1;
-    *hash_mask = mask;
-    if (texts_check(t) || out_check(out, t->n, 8, "out")) return -1;
-    if (*n < 1) {
+    PyObject *ret = NULL;
+    if (!PyArg_ParseTuple(args, TEXTS_ARGS "iKw*", TEXTS_PTRS(t), &n, &mask, &out)) return NULL;
+    u64 hash_mask = mask;
+    if (texts_check(&t) || out_check(&out, t.n, 8, "out")) goto done;
+    if (n < 1) {
         PyErr_SetString(PyExc_ValueError, "n must be >= 1");
-        return -1;
+        goto done;
     }
-    if (scratch_alloc(s, t)) {
+    if (scratch_alloc(&s, &t)) {
         PyErr_NoMemory();
-        return -1;
+        goto done;
     }
-    return 0;
+    double *o = (double *)out.buf;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t d = 0; d < t.n; d++) {
+        i64 length;
+        next_text(&s);
+        i64 n_words = words(t.buf, t.bytes.len, t.lo[d], t.hi[d], &s, &length);
+        o[d] = n_words < n ? 1.0 : score(t.buf, t.lo[d], t.hi[d], &s, n_words, length, n,
+                                         hash_mask);
+    }
+    Py_END_ALLOW_THREADS
+    ret = Py_NewRef(Py_None);
+done:
+    scratch_free(&s);
+    texts_release(&t);
+    if (out.obj) PyBuffer_Release(&out);
+    return ret;
 }
 
 PyDoc_STRVAR(top_ngram_scores_doc,
@@ -837,57 +883,7 @@ PyDoc_STRVAR(top_ngram_scores_doc,
 "only some bits of every hash (tests make collisions certain with it).");
 
 static PyObject *py_top_ngram_scores(PyObject *self, PyObject *args) {
-    Texts t = {0};
-    Py_buffer out = {0};
-    Scratch s = {0};
-    int n;
-    u64 hash_mask;
-    i64 *fail = NULL;
-    PyObject *ret = NULL;
-    if (ngram_args(args, &t, &out, &n, &hash_mask, &s)) goto done;
-    if (n == 1 && !(fail = malloc(sizeof(i64) * (size_t)(2 * s.cap)))) {
-        PyErr_NoMemory();
-        goto done;
-    }
-    double *o = (double *)out.buf;
-    const u8 *buf = t.buf;
-    i64 size = t.bytes.len;
-    Py_BEGIN_ALLOW_THREADS
-    for (Py_ssize_t d = 0; d < t.n; d++) {
-        i64 length;
-        next_text(&s);
-        i64 n_words = words(buf, size, t.lo[d], t.hi[d], &s, &length);
-        if (n_words < n) {
-            o[d] = 1.0;
-            continue;
-        }
-        /* the top so far (most occurrences, then characters, then first): occurrences only
-         * grow, so the top of the final counts is the last top */
-        i64 m = n_words - n + 1, mask = table_mask(2 * m); /* a quarter full: few probes */
-        i64 top = 0, top_count = 0, top_chars = -1;
-        for (i64 j = 0; j < m; j++) {
-            GramSlot *g = gram_slot(buf, &s, j, n, mask, hash_mask);
-            i64 c = ++g->count, first = g->first, chars = s.cs[j + n] - s.cs[j];
-            if (c > top_count || (c == top_count && (chars > top_chars
-                                                     || (chars == top_chars && first < top)))) {
-                top = first;
-                top_count = c;
-                top_chars = chars;
-            }
-        }
-        i64 found = n > 1 ? count_joined(buf, &s, n_words, top, n)
-                          : count_bytes(buf, t.lo[d], t.hi[d], s.starts[top],
-                                        s.ends[top] - s.starts[top], fail);
-        o[d] = (double)(found * (top_chars + (n - 1))) / (double)length;
-    }
-    Py_END_ALLOW_THREADS
-    ret = Py_NewRef(Py_None);
-done:
-    scratch_free(&s);
-    free(fail);
-    texts_release(&t);
-    if (out.obj) PyBuffer_Release(&out);
-    return ret;
+    return ngram_kernel(args, top_score);
 }
 
 PyDoc_STRVAR(duplicate_ngram_scores_doc,
@@ -897,43 +893,7 @@ PyDoc_STRVAR(duplicate_ngram_scores_doc,
 "the text's characters; texts of fewer than n words score 1.0.");
 
 static PyObject *py_duplicate_ngram_scores(PyObject *self, PyObject *args) {
-    Texts t = {0};
-    Py_buffer out = {0};
-    Scratch s = {0};
-    int n;
-    u64 hash_mask;
-    PyObject *ret = NULL;
-    if (ngram_args(args, &t, &out, &n, &hash_mask, &s)) goto done;
-    double *o = (double *)out.buf;
-    const u8 *buf = t.buf;
-    i64 size = t.bytes.len;
-    Py_BEGIN_ALLOW_THREADS
-    for (Py_ssize_t d = 0; d < t.n; d++) {
-        i64 length;
-        next_text(&s);
-        i64 n_words = words(buf, size, t.lo[d], t.hi[d], &s, &length);
-        if (n_words < n) {
-            o[d] = 1.0;
-            continue;
-        }
-        i64 m = n_words - n + 1, mask = table_mask(2 * m), dup = 0, overlap = 0;
-        for (i64 j = 0; j < m; j++) {
-            GramSlot *g = gram_slot(buf, &s, j, n, mask, hash_mask);
-            if (g->count++) {
-                dup += s.cs[j + n] - s.cs[j + overlap] + (overlap > 0 ? n - overlap : n - 1);
-                overlap = n;
-            }
-            overlap = overlap > 0 ? overlap - 1 : 0;
-        }
-        o[d] = (double)dup / (double)length;
-    }
-    Py_END_ALLOW_THREADS
-    ret = Py_NewRef(Py_None);
-done:
-    scratch_free(&s);
-    texts_release(&t);
-    if (out.obj) PyBuffer_Release(&out);
-    return ret;
+    return ngram_kernel(args, duplicate_score);
 }
 
 /* ---- boilerplate --------------------------------------------------------------------------- */

@@ -1,4 +1,4 @@
-"""Where the text kernels' numba cache lives, and the notice while they compile.
+"""Where the numba cache of the FineWeb filters' kernels lives, and the notice while they compile.
 
 numba caches a compiled kernel beside its source (``__pycache__``), else under the user's
 ``~/.cache/numba``, and raises when it can write to neither (a read-only install with no writable
@@ -101,7 +101,7 @@ def install() -> None:
             disp = (ev.data or {}).get("dispatcher")
             module = getattr(getattr(disp, "py_func", None), "__module__", "") or ""
             if module.startswith("curator_text"):
-                _notice("compiling the text kernels (numba; once per machine, a few "
+                _notice("compiling the FineWeb filters' kernels (numba; once per machine, a few "
                         "seconds); later runs load them from the on-disk cache")
 
         def on_end(self, ev) -> None:
