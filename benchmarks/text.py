@@ -10,7 +10,7 @@ the pipeline's own read → write.
     uv run python benchmarks/text.py --docs 20000 --per-filter 10000   # each filter, one core
     uv run python benchmarks/text.py --stage-cpu 50000   # CPU per document of each stage, one thread
     uv run python benchmarks/text.py --plain --layout 1x259MB --repeat 3   # the user's plain code
-    uv run python benchmarks/text.py --first-run --layout 8x32MB --repeat 3  # kernels compiling
+    uv run python benchmarks/text.py --first-run --layout 8x32MB --repeat 3  # a machine's first run
     uv run python benchmarks/text.py --plain --scale 1000000 --repeat 3 --data-dir /data/curator
     uv run python benchmarks/text.py --scale 1000000 --dedup --data-dir /data/curator
 
@@ -203,9 +203,10 @@ def run_one(raw_dir: str, out_dir: str, filters: bool, args: argparse.Namespace,
 
 
 def first_run(raw: str, workdir: str, docs: int, mb: float, repeat: int) -> None:
-    """The plain pipeline on a machine that never compiled the text kernels (a fresh, empty
-    ``NUMBA_CACHE_DIR``: the first run compiles them) against the run after it (loads them from
-    that cache), each in a fresh process, ``repeat`` pairs; prints each ratio and the median."""
+    """The plain pipeline on a machine that never ran it (a fresh, empty ``NUMBA_CACHE_DIR``:
+    any numba kernel a stage uses compiles; the default text path's kernels are C built at
+    install, so nothing does) against the run after it, each in a fresh process, ``repeat``
+    pairs; prints each ratio and the median."""
     import tempfile
 
     ratios, before = [], os.environ.get("NUMBA_CACHE_DIR")
@@ -309,8 +310,8 @@ def main() -> int:
     ap.add_argument("--per-filter", type=int, default=0, metavar="DOCS",
                     help="only time each filter alone on one core on DOCS documents (e.g. 10000)")
     ap.add_argument("--first-run", action="store_true",
-                    help="only the plain pipeline with an empty numba cache (compiling the "
-                         "kernels) against the next run (loading them), --repeat pairs")
+                    help="only the plain pipeline with an empty numba cache (a machine's first "
+                         "run) against the next run, --repeat pairs")
     ap.add_argument("--stage-cpu", type=int, default=0, metavar="DOCS",
                     help="only the CPU per document of each stage in one thread, on DOCS "
                          "documents (e.g. 50000)")

@@ -282,6 +282,27 @@ def test_word_counts_read_eight_bytes_at_a_time_as_str_split() -> None:
     assert list(v.fast_word_counts(pa.array(texts).slice(3))) == expected[3:]
 
 
+def _unicode_space_texts(n: int = 3000, seed: int = 9) -> list[str]:
+    """Random runs of every whitespace character, look-alikes that share their first bytes
+    (curly quotes, zero-width space, ideographic comma …), ASCII and accented words: multi-byte
+    spaces fall at every position of the 16-byte blocks the kernels read, across their edges."""
+    rng = random.Random(seed)
+    spaces = [chr(c) for c in range(0x3001) if chr(c).isspace()]
+    pieces = (spaces + ["\u2019", "\u201c", "\u200b", "\u2030", "\u3001", "\u1681", "\u00a1",
+                        "\u205e", "a", "ab", "word", "caf\u00e9", "x" * 15, "\u00e9"] + [" "] * 6)
+    return ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 60))) for _ in range(n)]
+
+
+def test_words_are_found_as_str_split_in_unicode_text() -> None:
+    texts = _unicode_space_texts()
+    arr = pa.array(texts)
+    assert list(v.fast_word_counts(arr)) == [len(t.split()) for t in texts]
+    for flt in (RepeatingTopNGramsFilter(n=2), RepeatingDuplicateNGramsFilter(n=2),
+                RepeatingTopNGramsFilter(n=1)):
+        ref = np.array([flt.score_document(t) for t in texts])
+        assert np.array_equal(np.asarray(flt.score_batch(arr)), ref), flt
+
+
 @pytest.mark.parametrize("flt", NGRAM_FILTERS, ids=lambda f: f"{type(f).__name__}-{f._n}")
 def test_ngram_kernels_find_words_as_str_split(flt) -> None:
     texts = _space_texts()

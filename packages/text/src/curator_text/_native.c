@@ -171,20 +171,46 @@ static inline int is_continuation(u8 b) { return (b & 0xC0) == 0x80; }
 
 /* ---- word counts, characters, byte classes --------------------------------------------------- */
 
+/* The whitespace lanes (as str.split() sees them) of the 16 bytes at buf[p], which must be
+ * followed by 2 more of the same text: ASCII spaces, and every byte of a multi-byte space
+ * (U+0085, U+00A0, U+1680, U+2000-U+200A, U+2028, U+2029, U+202F, U+205F, U+3000). *cont: the
+ * continuation bytes among the 16; *spill: the bytes of a space that continue after them (all
+ * continuation bytes). Blocks of ASCII, most of prose, take the first return. */
+static inline u32 block_spaces(const u8 *buf, i64 p, int *cont, int *spill) {
+    v16 x = load16(buf + p);
+    u32 spaces = top_bits16(ascii_spaces16(x)); /* high bytes are negative: never ASCII spaces */
+    if (!top_bits16(x)) {
+        *cont = *spill = 0;
+        return spaces;
+    }
+    v16 x1 = load16(buf + p + 1), x2 = load16(buf + p + 2);
+    v16 two = (x == splat16(0xC2)) & ((x1 == splat16(0x85)) | (x1 == splat16(0xA0)));
+    v16 three = ((x == splat16(0xE1)) & (x1 == splat16(0x9A)) & (x2 == splat16(0x80)))
+                | ((x == splat16(0xE2)) & (x1 == splat16(0x80))
+                   & (((x2 - splat16(0x80)) <= splat16(0x0A)) | (x2 == splat16(0xA8))
+                      | (x2 == splat16(0xA9)) | (x2 == splat16(0xAF))))
+                | ((x == splat16(0xE2)) & (x1 == splat16(0x81)) & (x2 == splat16(0x9F)))
+                | ((x == splat16(0xE3)) & (x1 == splat16(0x80)) & (x2 == splat16(0x80)));
+    u32 m2 = top_bits16(two), m3 = top_bits16(three);
+    u32 all = spaces | m2 | (m2 << 1) | m3 | (m3 << 1) | (m3 << 2);
+    u32 c = top_bits16((v16)((x & splat16(0xC0)) == splat16(0x80)));
+    *cont = POPCOUNT8[c & 0xFF] + POPCOUNT8[c >> 8];
+    *spill = all >> 17 ? 2 : all >> 16 ? 1 : 0;
+    return all & 0xFFFF;
+}
+
 static i64 count_words(const u8 *buf, i64 p, i64 hi) {
     i64 count = 0;
     u32 before = 1; /* the byte before is a space */
     while (p < hi) {
-        if (p + 16 <= hi) {
-            v16 x = load16(buf + p);
-            if (!top_bits16(x)) {
-                u32 spaces = top_bits16(ascii_spaces16(x));
-                u32 first = ~spaces & ((spaces << 1) | before) & 0xFFFF;
-                count += POPCOUNT8[first & 0xFF] + POPCOUNT8[first >> 8];
-                before = spaces >> 15;
-                p += 16;
-                continue;
-            }
+        if (p + 18 <= hi) {
+            int cont, spill;
+            u32 spaces = block_spaces(buf, p, &cont, &spill);
+            u32 first = ~spaces & ((spaces << 1) | before) & 0xFFFF;
+            count += POPCOUNT8[first & 0xFF] + POPCOUNT8[first >> 8];
+            before = spaces >> 15;
+            p += 16 + spill; /* the rest of a space: still a space */
+            continue;
         }
         int width = space_width(buf, p, hi);
         u32 space = width ? 1 : 0;
@@ -574,39 +600,38 @@ static void next_text(Scratch *s) {
 }
 
 /* The words of buf[lo:hi] into s->starts / s->ends; returns their number and sets *chars to the
- * characters of buf[lo:hi]. ASCII is read 16 bytes at a time: its spaces are a 16-bit mask whose
- * edges are the word starts and ends; other bytes a character at a time. */
+ * characters of buf[lo:hi]. It is read 16 bytes at a time: their spaces are a 16-bit mask whose
+ * edges are the word starts and ends (the last bytes of a text a character at a time). */
 static i64 bounds(const u8 *buf, i64 lo, i64 hi, Scratch *s, i64 *chars) {
     i64 *starts = s->starts, *ends = s->ends;
     i64 n_starts = 0, n_ends = 0, cont = 0, p = lo;
     u32 before = 1; /* the byte before p is a space (or the text starts there) */
     while (p < hi) {
-        if (p + 16 <= hi) {
-            v16 x = load16(buf + p);
-            if (!top_bits16(x)) {
-                u32 spaces = top_bits16(ascii_spaces16(x));
-                u32 after_space = (spaces << 1) | before;
-                u32 first = ~spaces & after_space & 0xFFFF, last = spaces & ~after_space;
-                for (int k = 0; k < 2; k++) { /* most 16 bytes of prose hold 2-3: no branch */
-                    starts[n_starts] = p + ctz64(first | 0x10000);
-                    n_starts += first != 0;
-                    first &= first - 1;
-                    ends[n_ends] = p + ctz64(last | 0x10000);
-                    n_ends += last != 0;
-                    last &= last - 1;
-                }
-                while (first) {
-                    starts[n_starts++] = p + ctz64(first);
-                    first &= first - 1;
-                }
-                while (last) {
-                    ends[n_ends++] = p + ctz64(last);
-                    last &= last - 1;
-                }
-                before = spaces >> 15;
-                p += 16;
-                continue;
+        if (p + 18 <= hi) {
+            int block_cont, spill;
+            u32 spaces = block_spaces(buf, p, &block_cont, &spill);
+            u32 after_space = (spaces << 1) | before;
+            u32 first = ~spaces & after_space & 0xFFFF, last = spaces & ~after_space;
+            for (int k = 0; k < 2; k++) { /* most 16 bytes of prose hold 2-3: no branch */
+                starts[n_starts] = p + ctz64(first | 0x10000);
+                n_starts += first != 0;
+                first &= first - 1;
+                ends[n_ends] = p + ctz64(last | 0x10000);
+                n_ends += last != 0;
+                last &= last - 1;
             }
+            while (first) {
+                starts[n_starts++] = p + ctz64(first);
+                first &= first - 1;
+            }
+            while (last) {
+                ends[n_ends++] = p + ctz64(last);
+                last &= last - 1;
+            }
+            before = spaces >> 15;
+            cont += block_cont + spill;
+            p += 16 + spill; /* the rest of a space: still a space */
+            continue;
         }
         int width = space_width(buf, p, hi);
         u32 space = width ? 1 : 0;
