@@ -221,12 +221,12 @@ static i64 count_words(const u8 *buf, i64 p, i64 hi) {
     return count;
 }
 
-/* The characters of buf[p:hi]: its bytes less its continuation bytes (10xxxxxx). */
+/* The characters of buf[p:hi]: its bytes less its continuation bytes (10xxxxxx), 16 at a time. */
 static i64 count_chars(const u8 *buf, i64 p, i64 hi) {
     i64 cont = 0, size = hi - p;
-    for (; p + 8 <= hi; p += 8) {
-        u64 x = load8(buf + p);
-        cont += lane_bits(x & ~(x << 1) & HIGH_BITS);
+    for (; p + 16 <= hi; p += 16) {
+        u32 c = top_bits16((v16)((load16(buf + p) & splat16(0xC0)) == splat16(0x80)));
+        cont += POPCOUNT8[c & 0xFF] + POPCOUNT8[c >> 8];
     }
     for (; p < hi; p++) cont += is_continuation(buf[p]);
     return size - cont;
@@ -268,37 +268,59 @@ static PyObject *py_char_counts(PyObject *self, PyObject *args) {
     return per_text_kernel(args, count_chars);
 }
 
-PyDoc_STRVAR(lut_sums_doc,
-"lut_sums(buf, starts, ends, lut, out)\n--\n\n"
-"out[d] = the sum of lut[b] (256 int64) over the bytes b of every text: with 0/1 entries the\n"
-"bytes of a class; with two fields (class + (char << 32)) two counts in one pass.");
+PyDoc_STRVAR(range_counts_doc,
+"range_counts(buf, starts, ends, ranges, in_ranges, chars)\n--\n\n"
+"in_ranges[d] = the bytes of every text in one of the byte ranges (bytes: lo, hi pairs,\n"
+"inclusive, at most 16 pairs); chars[d] = its characters (both int64). 16 bytes at a time.");
 
-static PyObject *py_lut_sums(PyObject *self, PyObject *args) {
+static PyObject *py_range_counts(PyObject *self, PyObject *args) {
     Texts t = {0};
-    Py_buffer lut = {0}, out = {0};
-    if (!PyArg_ParseTuple(args, TEXTS_ARGS "y*w*", TEXTS_PTRS(t), &lut, &out)) return NULL;
+    Py_buffer ranges = {0}, in_out = {0}, chars_out = {0};
+    if (!PyArg_ParseTuple(args, TEXTS_ARGS "y*w*w*", TEXTS_PTRS(t), &ranges, &in_out,
+                          &chars_out))
+        return NULL;
     PyObject *ret = NULL;
-    if (texts_check(&t) || out_check(&lut, 256, 8, "lut") || out_check(&out, t.n, 8, "out"))
+    if (texts_check(&t) || out_check(&in_out, t.n, 8, "in_ranges")
+        || out_check(&chars_out, t.n, 8, "chars"))
         goto done;
-    const i64 *l = (const i64 *)lut.buf;
-    i64 *o = (i64 *)out.buf;
+    if (ranges.len % 2 || ranges.len > 32) {
+        PyErr_SetString(PyExc_ValueError, "ranges: at most 16 (lo, hi) byte pairs");
+        goto done;
+    }
+    int n_ranges = (int)(ranges.len / 2);
+    const u8 *r = ranges.buf;
+    u8 table[256] = {0};
+    v16 lows[16], widths[16];
+    for (int k = 0; k < n_ranges; k++) {
+        lows[k] = splat16(r[2 * k]);
+        widths[k] = splat16((u8)(r[2 * k + 1] - r[2 * k]));
+        for (int b = r[2 * k]; b <= r[2 * k + 1]; b++) table[b] = 1;
+    }
+    i64 *in = (i64 *)in_out.buf, *ch = (i64 *)chars_out.buf;
     Py_BEGIN_ALLOW_THREADS
     for (Py_ssize_t d = 0; d < t.n; d++) {
-        i64 a = 0, b = 0;
-        i64 p = t.lo[d], hi = t.hi[d];
-        for (; p + 2 <= hi; p += 2) { /* two sums: no dependency between neighbours */
-            a += l[t.buf[p]];
-            b += l[t.buf[p + 1]];
+        i64 p = t.lo[d], hi = t.hi[d], hits = 0, cont = 0;
+        for (; p + 16 <= hi; p += 16) {
+            v16 x = load16(t.buf + p), m = splat16(0);
+            for (int k = 0; k < n_ranges; k++) m |= (v16)((x - lows[k]) <= widths[k]);
+            u32 h = top_bits16(m), c = top_bits16((v16)((x & splat16(0xC0)) == splat16(0x80)));
+            hits += POPCOUNT8[h & 0xFF] + POPCOUNT8[h >> 8];
+            cont += POPCOUNT8[c & 0xFF] + POPCOUNT8[c >> 8];
         }
-        if (p < hi) a += l[t.buf[p]];
-        o[d] = a + b;
+        for (; p < hi; p++) {
+            hits += table[t.buf[p]];
+            cont += is_continuation(t.buf[p]);
+        }
+        in[d] = hits;
+        ch[d] = (t.hi[d] - t.lo[d]) - cont;
     }
     Py_END_ALLOW_THREADS
     ret = Py_NewRef(Py_None);
 done:
     texts_release(&t);
-    if (lut.obj) PyBuffer_Release(&lut);
-    if (out.obj) PyBuffer_Release(&out);
+    if (ranges.obj) PyBuffer_Release(&ranges);
+    if (in_out.obj) PyBuffer_Release(&in_out);
+    if (chars_out.obj) PyBuffer_Release(&chars_out);
     return ret;
 }
 
@@ -308,24 +330,20 @@ done:
  * ([A-Za-z0-9$\-_@.&+/:=?#~]|[!*\(\),]), 2 for hex digits (%XX), 3 for both. */
 static u8 URL_CLASS[256];
 
-static inline u64 zero_lanes(u64 t) {
-    const u64 low7 = LANES(0x7F);
-    return ~(((t & low7) + low7) | t) & HIGH_BITS;
-}
 
 /* The characters of buf[lo:hi] that re.sub(NEMO_URL_REGEX, "", text) removes: "https?://" then
  * one or more URL characters or %XX escapes, leftmost first, greedy, not overlapping (all ASCII:
- * bytes are characters). Found from their ":", looked for 8 bytes at a time. */
+ * bytes are characters). Found from their ":", looked for 16 bytes at a time. */
 static i64 url_chars_one(const u8 *buf, i64 lo, i64 hi) {
     i64 p = lo, removed = 0, c = lo + 4;
     while (c + 2 < hi) {
-        if (c + 8 <= hi) {
-            u64 colons = zero_lanes(load8(buf + c) ^ LANES(0x3A));
+        if (c + 16 <= hi) {
+            u32 colons = top_bits16((v16)(load16(buf + c) == splat16(0x3A)));
             if (!colons) {
-                c += 8;
+                c += 16;
                 continue;
             }
-            c += ctz64(colons) >> 3;
+            c += ctz64(colons);
         } else if (buf[c] != 0x3A) {
             c++;
             continue;
@@ -1185,7 +1203,7 @@ static void init_tables(void) {
 static PyMethodDef methods[] = {
     {"word_counts", py_word_counts, METH_VARARGS, word_counts_doc},
     {"char_counts", py_char_counts, METH_VARARGS, char_counts_doc},
-    {"lut_sums", py_lut_sums, METH_VARARGS, lut_sums_doc},
+    {"range_counts", py_range_counts, METH_VARARGS, range_counts_doc},
     {"url_chars", py_url_chars, METH_VARARGS, url_chars_doc},
     {"jsonl_rows", py_jsonl_rows, METH_VARARGS, jsonl_rows_doc},
     {"top_ngram_scores", py_top_ngram_scores, METH_VARARGS, top_ngram_scores_doc},

@@ -190,18 +190,6 @@ def _count_type(buf: np.ndarray) -> type:
 ASCII_LETTERS = ASCII_ALNUM[:52]
 
 
-@cache
-def _lut(chars: str, with_chars: bool = False) -> np.ndarray:
-    """1 for the bytes of the ASCII ``chars``; ``with_chars``: plus ``1 << 32`` for every byte
-    that starts a UTF-8 character (so one sum counts both)."""
-    lut = np.zeros(256, dtype=np.int64)
-    lut[[ord(c) for c in chars]] = 1
-    if with_chars:
-        lut += ((np.arange(256) & 0xC0) != 0x80).astype(np.int64) << 32
-    lut.flags.writeable = False
-    return lut
-
-
 def class_count(texts: pa.Array, ascii_chars: str, char_class: str | None = None) -> np.ndarray:
     """How many characters of each text belong to a class: ``ascii_chars`` (its ASCII members,
     counted on the raw bytes of ASCII-only texts) or the RE2 class ``char_class`` (e.g.
@@ -211,11 +199,11 @@ def class_count(texts: pa.Array, ascii_chars: str, char_class: str | None = None
         texts = texts.combine_chunks()
     n = len(texts)
     if char_class is None or n == 0:
-        return per_text(_native.lut_sums, texts, _lut(ascii_chars)).astype(np.float64)
+        return class_count_and_lengths(texts, ascii_chars)[0]
     out = np.zeros(n, dtype=np.float64)
     is_ascii, buf, offsets = _ascii_bytes(texts)
     if is_ascii.any():
-        out[is_ascii] = per_text(_native.lut_sums, texts, _lut(ascii_chars))[is_ascii]
+        out[is_ascii] = class_count_and_lengths(texts, ascii_chars)[0][is_ascii]
     if not is_ascii.all():
         mask = ~is_ascii
         sub = texts.filter(pa.array(mask))
@@ -226,14 +214,37 @@ def class_count(texts: pa.Array, ascii_chars: str, char_class: str | None = None
 
 def class_count_and_lengths(texts: pa.Array | TextView,
                             ascii_chars: str) -> tuple[np.ndarray, np.ndarray]:
-    """(``class_count(texts, ascii_chars)``, ``lengths(texts)``) from one pass over the bytes."""
-    if not isinstance(texts, TextView):
-        texts = text_view(texts)
-    if len(texts) and (texts.ends - texts.starts).max() >= 1 << 32:  # a count would not fit
-        return (per_text(_native.lut_sums, texts, _lut(ascii_chars)).astype(np.float64),
-                lengths(texts))
-    both = per_text(_native.lut_sums, texts, _lut(ascii_chars, with_chars=True))
-    return (both & 0xFFFFFFFF).astype(np.float64), (both >> 32).astype(np.float64)
+    """(``class_count(texts, ascii_chars)``, ``lengths(texts)``) from one pass over the bytes,
+    16 at a time (the class as ranges of bytes)."""
+    view = texts if isinstance(texts, TextView) else text_view(texts)
+    in_class = np.empty(len(view), dtype=np.int64)
+    chars = np.empty(len(view), dtype=np.int64)
+    _native.range_counts(*view.args, _byte_ranges(ascii_chars), in_class, chars)
+    return in_class.astype(np.float64), chars.astype(np.float64)
+
+
+@cache
+def _ascii_mask(chars: str) -> np.ndarray:
+    """True for the bytes of the ASCII ``chars``."""
+    mask = np.zeros(256, dtype=bool)
+    mask[[ord(c) for c in chars]] = True
+    mask.flags.writeable = False
+    return mask
+
+
+@cache
+def _byte_ranges(chars: str) -> bytes:
+    """The ASCII ``chars`` as runs of consecutive bytes: ``lo, hi`` pairs (inclusive)."""
+    codes = sorted({ord(c) for c in chars})
+    if not codes or codes[-1] > 127:
+        raise ValueError(f"expected ASCII characters, got {chars!r}")
+    runs = [[codes[0], codes[0]]]
+    for c in codes[1:]:
+        if c == runs[-1][1] + 1:
+            runs[-1][1] = c
+        else:
+            runs.append([c, c])
+    return bytes(b for run in runs for b in run)
 
 
 def segment_counts(mask: np.ndarray, offsets: np.ndarray) -> np.ndarray:
@@ -343,7 +354,7 @@ class Tokens:
     def has_byte(self, chars: str) -> np.ndarray:
         """True for every word with a byte among the ASCII ``chars``:
         the first byte decides most words, the bytes of the others are looked at together."""
-        lut, buf, starts = _lut(chars).astype(bool), self._buf, self._starts
+        lut, buf, starts = _ascii_mask(chars), self._buf, self._starts
         out = lut[buf[starts]]
         rest = np.flatnonzero(~out & (self.n_bytes > 1))
         if len(rest):
