@@ -4,10 +4,10 @@
  * Every kernel reads a column of UTF-8 texts as (bytes, int64 starts, int64 ends: text d is
  * bytes[starts[d]:ends[d]], so a selection of an Arrow array's rows needs no copy) and writes
  * into arrays the caller allocated (NumPy), with the GIL released. Words are what
- * str.split() finds (runs of bytes that are not whitespace, Unicode spaces included); ASCII is
- * read 8 bytes at a time as one integer (SWAR) where it can be. The Python wrappers and the
- * references the tests compare with are in filters/_vec.py, filters/_ngrams.py and
- * io/jsonl_encode.py.
+ * str.split() finds (runs of bytes that are not whitespace, Unicode spaces included). Text is
+ * read 16 bytes at a time (SSE2 on x86-64; GCC's portable vectors elsewhere, a path the tests
+ * build too) where it can be. The Python wrappers and the references the tests compare with are
+ * in filters/_vec.py, filters/_ngrams.py, filters/repetition.py and io/jsonl_encode.py.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -16,7 +16,7 @@
 #include <string.h>
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
-#error "curator_text._native reads 8 bytes as one little-endian integer"
+#error "curator_text._native reads 8 bytes as one little-endian integer (word keys)"
 #endif
 
 typedef int64_t i64;
@@ -89,13 +89,6 @@ static int out_check(Py_buffer *out, Py_ssize_t count, Py_ssize_t itemsize, cons
 }
 
 /* ---- whitespace ----------------------------------------------------------------------------- */
-
-/* The top bit of every byte of x (8 ASCII bytes) that str.split() splits on (9-13, 28-32):
- * b + 0x77 reaches the top bit from 9, + 0x72 from 14, and so on (no carry: bytes < 0x80). */
-static inline u64 ascii_spaces(u64 x) {
-    return (((x + LANES(0x77)) & ~(x + LANES(0x72))) | ((x + LANES(0x64)) & ~(x + LANES(0x5F))))
-           & HIGH_BITS;
-}
 
 /* Per byte value: 1 for the ASCII whitespace str.split() splits on, 2 for the first byte of a
  * multi-byte character that may be whitespace. */
