@@ -298,10 +298,11 @@ def make_executor(name: str, config: dict[str, Any] | None = None) -> BaseExecut
     loading every plugin (a built-in name wins any clash, so the registry would give the same
     class), unless core's plugin is switched off."""
     from curator.executors import builtin_executor
-    from curator.plugins import get_registry
-    from curator.plugins.manager import core_selected
+    from curator.plugins.selection import core_selected
 
     cls = builtin_executor(name) if core_selected() else None
     if cls is None:
+        from curator.plugins import get_registry
+
         cls = get_registry().get(name, kind="executor").obj
     return cls(config or {})

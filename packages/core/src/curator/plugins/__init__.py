@@ -1,21 +1,33 @@
-"""Plugin system: the table of kinds, hook specifications, discovery and the registry."""
+"""Plugin system: the table of kinds, hook specifications, discovery and the registry. Names are
+imported on first use (a run on a built-in executor loads none of it)."""
 
-from curator.plugins.hookspecs import HOOK_KINDS, HOOK_NAMES, hookimpl, hookspec
-from curator.plugins.kinds import KIND_NAMES, KINDS, Kind, kind_of
-from curator.plugins.manager import (
-    BUILTIN_DISTRIBUTIONS,
-    ENTRY_POINT_GROUP,
-    build_registry,
-    get_registry,
-    register_plugin,
-    reset_registry,
-    use_registry,
-)
-from curator.plugins.registry import BrokenPlugin, PluginInfo, Registry, RegistryEntry
+from __future__ import annotations
 
-__all__ = [
-    "hookimpl", "hookspec", "HOOK_KINDS", "HOOK_NAMES", "KINDS", "KIND_NAMES", "Kind", "kind_of",
-    "ENTRY_POINT_GROUP", "BUILTIN_DISTRIBUTIONS", "get_registry", "reset_registry",
-    "build_registry", "use_registry", "register_plugin", "Registry", "RegistryEntry",
-    "PluginInfo", "BrokenPlugin",
-]
+import importlib
+from typing import Any
+
+_EXPORTS: dict[str, str] = {
+    **dict.fromkeys(("HOOK_KINDS", "HOOK_NAMES", "hookimpl", "hookspec"),
+                    "curator.plugins.hookspecs"),
+    **dict.fromkeys(("KIND_NAMES", "KINDS", "Kind", "kind_of"), "curator.plugins.kinds"),
+    **dict.fromkeys(("BUILTIN_DISTRIBUTIONS", "ENTRY_POINT_GROUP", "build_registry",
+                     "get_registry", "register_plugin", "reset_registry", "use_registry"),
+                    "curator.plugins.manager"),
+    **dict.fromkeys(("BrokenPlugin", "PluginInfo", "Registry", "RegistryEntry"),
+                    "curator.plugins.registry"),
+}
+
+__all__ = list(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'curator.plugins' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # later lookups skip __getattr__
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_EXPORTS})

@@ -5,7 +5,6 @@ from __future__ import annotations
 import difflib
 import importlib.metadata as md
 import inspect
-import os
 import threading
 import traceback
 from collections.abc import Iterator
@@ -18,8 +17,9 @@ from curator.errors import PluginError
 from curator.plugins.hookspecs import HOOK_KINDS, HOOK_NAMES, CuratorHookSpecs
 from curator.plugins.kinds import kind_of
 from curator.plugins.registry import BrokenPlugin, PluginInfo, Registry
+from curator.plugins.selection import selected
 
-__all__ = ["ENTRY_POINT_GROUP", "BUILTIN_DISTRIBUTIONS", "core_selected", "get_registry", "reset_registry",
+__all__ = ["ENTRY_POINT_GROUP", "BUILTIN_DISTRIBUTIONS", "get_registry", "reset_registry",
            "build_registry", "use_registry", "register_plugin"]
 
 ENTRY_POINT_GROUP = "curator"
@@ -28,28 +28,6 @@ BUILTIN_DISTRIBUTIONS = frozenset({"curator-core", "curator-text", "curator-imag
 """Distributions shipped with Curator: their plugins win name clashes with third parties."""
 _lock = threading.RLock()
 _registry: Registry | None = None
-
-
-def _env_list(name: str) -> set[str] | None:
-    raw = os.environ.get(name)
-    if raw is None:
-        return None
-    return {part.strip() for part in raw.split(",") if part.strip()}
-
-
-def _selected(ep_name: str, dist: str) -> bool:
-    load = _env_list("CURATOR_LOAD_PLUGINS")
-    disable = _env_list("CURATOR_DISABLE_PLUGINS") or set()
-    if ep_name in disable or dist in disable:
-        return False
-    if load is not None and ep_name not in load and dist not in load and ep_name != "core":
-        return False
-    return True
-
-
-def core_selected() -> bool:
-    """Whether core's own plugin is loaded (``CURATOR_DISABLE_PLUGINS`` may switch it off)."""
-    return _selected("core", "curator-core")
 
 
 def register_plugin(registry: Registry, plugin: Any, info: PluginInfo) -> None:
@@ -132,7 +110,7 @@ def build_registry() -> Registry:
         if (ep.name, ep.value) in seen:
             continue
         seen.add((ep.name, ep.value))
-        if not _selected(ep.name, dist):
+        if not selected(ep.name, dist):
             continue
         info = PluginInfo(ep.name, dist, version, ep.value, builtin=dist in BUILTIN_DISTRIBUTIONS)
         try:
