@@ -63,3 +63,20 @@ def test_every_kernel_gives_the_same_results_on_the_portable_path(portable) -> N
     buf = [bytearray(1 << 22), bytearray(1 << 22)]
     ends = [_native.jsonl_rows(spec, 0, buf[0]), portable.jsonl_rows(spec, 0, buf[1])]
     assert ends[0] == ends[1] and buf[0][:ends[0][1]] == buf[1][:ends[1][1]]
+
+
+def test_json_lines_are_read_the_same_on_the_portable_path(portable) -> None:
+    import ctypes
+    import json
+
+    rows = [{"t": t, "n": i, "f": i / 3, "b": i % 2 == 0, "z": None}
+            for i, t in enumerate(_corpus(300) + _space_texts()[:200])]
+    data = "".join(json.dumps(r, ensure_ascii=i % 2 == 0) + "\n"
+                   for i, r in enumerate(rows)).encode()
+
+    def plain(parsed):
+        rows, columns = parsed
+        return rows, [(name, kind, *(None if b is None else ctypes.string_at(b[0], b[1])
+                                     for b in buffers)) for name, kind, *buffers in columns]
+
+    assert plain(_native.read_jsonl(data)) == plain(portable.read_jsonl(data))
