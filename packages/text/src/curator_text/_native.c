@@ -285,18 +285,22 @@ static PyObject *py_range_counts(PyObject *self, PyObject *args) {
     const u8 *r = ranges.buf;
     u8 table[256] = {0};
     v16 lows[16], widths[16];
-    for (int k = 0; k < n_ranges; k++) {
-        lows[k] = splat16(r[2 * k]);
-        widths[k] = splat16((u8)(r[2 * k + 1] - r[2 * k]));
-        for (int b = r[2 * k]; b <= r[2 * k + 1]; b++) table[b] = 1;
+    for (int k = 0; k < 16; k++) { /* unused ranges hold 0xFF alone: never in UTF-8 */
+        lows[k] = splat16(k < n_ranges ? r[2 * k] : 0xFF);
+        widths[k] = splat16(k < n_ranges ? (u8)(r[2 * k + 1] - r[2 * k]) : 0);
+        for (int b = k < n_ranges ? r[2 * k] : 256; b <= (k < n_ranges ? r[2 * k + 1] : -1); b++)
+            table[b] = 1;
     }
+    int wide = n_ranges > 8; /* 8 ranges (unrolled) or 16 */
     i64 *in = (i64 *)in_out.buf, *ch = (i64 *)chars_out.buf;
     Py_BEGIN_ALLOW_THREADS
     for (Py_ssize_t d = 0; d < t.n; d++) {
         i64 p = t.lo[d], hi = t.hi[d], hits = 0, cont = 0;
         for (; p + 16 <= hi; p += 16) {
             v16 x = load16(t.buf + p), m = splat16(0);
-            for (int k = 0; k < n_ranges; k++) m |= (v16)((x - lows[k]) <= widths[k]);
+            for (int k = 0; k < 8; k++) m |= (v16)((x - lows[k]) <= widths[k]);
+            if (wide)
+                for (int k = 8; k < 16; k++) m |= (v16)((x - lows[k]) <= widths[k]);
             u32 h = top_bits16(m), c = top_bits16((v16)((x & splat16(0xC0)) == splat16(0x80)));
             hits += POPCOUNT8[h & 0xFF] + POPCOUNT8[h >> 8];
             cont += POPCOUNT8[c & 0xFF] + POPCOUNT8[c >> 8];
