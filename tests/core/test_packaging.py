@@ -55,10 +55,11 @@ def test_text_wheel_ships_its_compiled_kernels_and_the_sdist_their_source(tmp_pa
         names = zf.namelist()
     assert any(n.startswith("curator_text/_native.") and n.endswith(".so") for n in names)
     assert "curator_text/data/code_meta.csv" in names
-    assert not any(n.endswith(".c") for n in names)
+    assert not any(n.endswith((".c", ".h")) for n in names)
     (sdist,) = tmp_path.glob("curator_text-*.tar.gz")
     with tarfile.open(sdist) as tf:
         members = tf.getnames()
-    assert any(n.endswith("src/curator_text/_native.c") for n in members)
+    assert any(n.endswith("/csrc/module.c") for n in members)
+    assert any(n.endswith("/csrc/native.h") for n in members)
     assert any(n.endswith("/setup.py") for n in members)
     assert not any(n.endswith(".so") for n in members)  # no build output of this checkout

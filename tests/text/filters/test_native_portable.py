@@ -19,17 +19,18 @@ from curator_text.filters.repetition import _POLICY_BYTES
 
 from tests.text.filters.test_vectorised import _boilerplate_texts, _corpus, _space_texts
 
-SOURCE = Path(_native.__file__).with_name("_native.c")
+SOURCES = Path(_native.__file__).parents[2] / "csrc"  # a source checkout
 
 
 @pytest.fixture(scope="module")
 def portable(tmp_path_factory):
     cc = shutil.which("gcc") or shutil.which("cc")
-    if cc is None or not SOURCE.exists():
+    sources = sorted(str(p) for p in SOURCES.glob("*.c"))
+    if cc is None or not sources:
         pytest.skip("needs a C compiler and the kernels' source (a source checkout)")
     out = tmp_path_factory.mktemp("portable") / "_native_portable.so"
     subprocess.run([cc, "-O2", "-std=c11", "-shared", "-fPIC", "-DCURATOR_PORTABLE",
-                    f"-I{sysconfig.get_paths()['include']}", str(SOURCE), "-o", str(out)],
+                    f"-I{sysconfig.get_paths()['include']}", *sources, "-o", str(out)],
                    check=True, capture_output=True, timeout=300)
     spec = importlib.util.spec_from_file_location("curator_text._native", out)
     module = importlib.util.module_from_spec(spec)
