@@ -155,8 +155,7 @@ done:
  * nulls. It gives exactly the columns Arrow's JSON reader gives (names in order of first
  * appearance, int64 / double / string / bool / null, a missing key a null) and gives up (the
  * caller then asks Arrow) on anything where that is not certain: nested values, a type change
- * other than int -> double, a duplicate key, a string Arrow might read as a timestamp, an
- * integer of 19+ digits, NaN / Infinity, invalid UTF-8, a raw control character, a bad escape
+ * other than int -> double, a duplicate key, an integer of 19+ digits, NaN / Infinity, invalid UTF-8, a raw control character, a bad escape
  * or surrogate, a byte-order mark, more than MAX_COLUMNS columns, a syntax error. */
 
 #define MAX_COLUMNS 256
@@ -194,6 +193,7 @@ typedef struct {
     Bytes valid;  /* a byte per row */
     i64 rows;     /* rows filled so far (the others are null) */
     i64 seen_in;  /* the last row that set it (duplicate keys) */
+    int maybe_timestamp; /* a string Arrow may read as a timestamp: the caller asks Arrow */
 } JCol;
 
 typedef struct {
@@ -425,7 +425,7 @@ static int read_value(JParse *j, JCol *c) {
         j->p++;
         size_t start = c->values.len;
         if ((r = read_string(j, &c->values))) return r;
-        if (timestamp_like(c->values.data + start, c->values.len - start)) return JFAIL;
+        c->maybe_timestamp |= timestamp_like(c->values.data + start, c->values.len - start);
         if (c->values.len > 0x7FFFFFFF) return JFAIL;
         int32_t off = (int32_t)c->values.len;
         if (bytes_put(&c->spans, &off, 4) || bytes_put(&c->valid, &one, 1)) return JNOMEM;
@@ -562,8 +562,9 @@ static PyObject *hand_over(Bytes *b) {
 PyDoc_STRVAR(read_jsonl_doc,
 "read_jsonl(block) -> (rows, columns) or None\n--\n\n"
 "The JSON Lines block (bytes-like) as Arrow's JSON reader reads it, or None where that is not\n"
-"certain (then ask Arrow). columns: (name, kind, values, offsets, valid) in order of first\n"
-"appearance; kind: 'null', 'bool' (values: a byte each), 'int64' / 'double' (8 bytes each),\n"
+"certain (then ask Arrow). columns: (name, kind, values, offsets, valid, maybe_timestamp) in\n"
+"order of first appearance (maybe_timestamp: a string column Arrow may read as timestamps);\n"
+"kind: 'null', 'bool' (values: a byte each), 'int64' / 'double' (8 bytes each),\n"
 "'string' (values: the UTF-8 bytes, offsets: int32, one more than rows); valid: a byte per\n"
 "row (0: null). Each buffer is (address, length, owner): wrap it with pyarrow.foreign_buffer\n"
 "keeping the owner.");
@@ -605,10 +606,10 @@ static PyObject *py_read_jsonl(PyObject *self, PyObject *args) {
         JCol *c = &cols[i];
         int numeric = c->kind == COL_INT || c->kind == COL_DOUBLE;
         PyObject *item = Py_BuildValue(
-            "(s#sNNN)", (const char *)(c->name.data ? c->name.data : (u8 *)""),
+            "(s#sNNNN)", (const char *)(c->name.data ? c->name.data : (u8 *)""),
             (Py_ssize_t)c->name.len, kinds[c->kind], hand_over(numeric ? &numbers[i] : &c->values),
             c->kind == COL_STRING ? hand_over(&c->spans) : Py_NewRef(Py_None),
-            hand_over(&c->valid));
+            hand_over(&c->valid), PyBool_FromLong(c->maybe_timestamp));
         if (!item) goto done;
         PyList_SET_ITEM(list, i, item);
     }

@@ -93,6 +93,18 @@ def test_the_fast_reader_reads_what_arrow_reads_or_gives_up(risky: bool) -> None
     assert gave_up > (200 if risky else 0)
 
 
+def test_a_column_of_dates_is_typed_as_arrow_types_it() -> None:
+    """A web corpus's crawl dates: timestamps where every value reads as one, else strings."""
+    dates = ['"2019-04-25T12:57:54Z"', '"2020-01-01"', "null", '"2013-05-18 05:48:54+01:00"']
+    for values, kind in ((dates, "timestamp[s]"), ([*dates, '"2020-01-01T10:00:00.5"'], "string"),
+                         ([*dates, '"soon"'], "string")):
+        data = "".join(f'{{"text": "words {i}", "date": {v}}}\n'
+                       for i, v in enumerate(values)).encode()
+        fast = read_jsonl_fast(data)
+        assert fast is not None and fast.equals(_arrow(data)), values
+        assert str(fast.schema.field("date").type) == kind
+
+
 def test_a_realistic_block_takes_the_fast_path_with_its_exact_types() -> None:
     rows = [{"id": i, "text": f"Document {i}: caf\u00e9 \"quoted\"\n\tnext", "score": i / 7,
              "ok": i % 2 == 0, "url": None if i % 3 else f"https://ex.com/{i}"}
@@ -106,7 +118,7 @@ def test_a_realistic_block_takes_the_fast_path_with_its_exact_types() -> None:
 
 
 @pytest.mark.parametrize("data", [
-    b'{"a": {"b": 1}}\n', b'{"a": [1]}\n', b'{"a": "2020-01-01"}\n', b'{"a": 1, "a": 2}\n',
+    b'{"a": {"b": 1}}\n', b'{"a": [1]}\n', b'{"a": 1, "a": 2}\n',
     b'{"a": NaN}\n', b'{"a": 12345678901234567890}\n', b'\xef\xbb\xbf{"a": 1}\n',
     b'{"a": true}\n{"a": 1}\n', b'{"a": "x\ty"}\n', b'{"a": "\\ud800"}\n', b'{}\n{}\n',
 ])

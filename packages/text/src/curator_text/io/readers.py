@@ -192,8 +192,9 @@ class JsonlReaderStage(_ReaderStage):
 
 def read_jsonl_fast(raw: bytes | bytearray | memoryview) -> pa.Table | None:
     """The JSON Lines ``raw`` as Arrow's JSON reader reads it, by one compiled pass
-    (``_native.read_jsonl``: objects of strings, numbers, booleans and nulls), or ``None`` where
-    the result is not certain to be Arrow's (nested values, a possible timestamp, …: ask Arrow)."""
+    (``_native.read_jsonl``: objects of strings, numbers, booleans and nulls; a column that may
+    hold timestamps is typed by Arrow), or ``None`` where the result is not certain to be
+    Arrow's (nested values, a type change, …: ask Arrow)."""
     parsed = _native.read_jsonl(raw)
     if parsed is None:
         return None
@@ -201,15 +202,16 @@ def read_jsonl_fast(raw: bytes | bytearray | memoryview) -> pa.Table | None:
     if rows and not columns:
         return None  # objects without keys: Arrow's own shape
     arrays = []
-    for _name, kind, values, offsets, valid in columns:
+    for _name, kind, values, offsets, valid, maybe_timestamp in columns:
         mask = np.frombuffer(_owned(valid), dtype=np.uint8)
         nulls = rows - int(np.count_nonzero(mask))
         bitmap = pa.py_buffer(np.packbits(mask, bitorder="little")) if nulls else None
         if kind == "null":
             arrays.append(pa.nulls(rows))
         elif kind == "string":
-            arrays.append(pa.Array.from_buffers(pa.string(), rows, [
-                bitmap, _owned(offsets), _owned(values)], null_count=nulls))
+            strings = pa.Array.from_buffers(pa.string(), rows, [
+                bitmap, _owned(offsets), _owned(values)], null_count=nulls)
+            arrays.append(_arrow_types(strings) if maybe_timestamp else strings)
         elif kind == "bool":
             bits = np.packbits(np.frombuffer(_owned(values), dtype=np.uint8), bitorder="little")
             arrays.append(pa.Array.from_buffers(pa.bool_(), rows, [bitmap, pa.py_buffer(bits)],
@@ -218,6 +220,19 @@ def read_jsonl_fast(raw: bytes | bytearray | memoryview) -> pa.Table | None:
             arrays.append(pa.Array.from_buffers(pa.int64() if kind == "int64" else pa.float64(),
                                                 rows, [bitmap, _owned(values)], null_count=nulls))
     return pa.Table.from_arrays(arrays, names=[c[0] for c in columns])
+
+
+def _arrow_types(strings: pa.Array) -> pa.Array:
+    """``strings`` as Arrow's JSON reader types them (timestamps where every value reads as
+    one, else strings): that column alone read by Arrow, since its inference looks at nothing
+    else."""
+    import pyarrow.json as pj
+
+    from curator_text.io.jsonl_encode import table_to_jsonl
+
+    column = pj.read_json(pa.BufferReader(table_to_jsonl(pa.table({"v": strings}))),
+                          read_options=pj.ReadOptions(block_size=_BLOCK, use_threads=False))
+    return column["v"].combine_chunks()
 
 
 def _owned(buffer: tuple[int, int, object]) -> pa.Buffer:
