@@ -77,7 +77,7 @@ def test_json_lines_are_read_the_same_on_the_portable_path(portable) -> None:
 
     def plain(parsed):
         rows, columns = parsed
-        return rows, [(name, kind, *(None if b is None else ctypes.string_at(b[0], b[1])
-                                     for b in buffers)) for name, kind, *buffers in columns]
+        return rows, [(name, kind, *(ctypes.string_at(b[0], b[1]) if isinstance(b, tuple) else b
+                                     for b in rest)) for name, kind, *rest in columns]
 
     assert plain(_native.read_jsonl(data)) == plain(portable.read_jsonl(data))
