@@ -1,6 +1,6 @@
 """Peak memory of the image, audio and video readers on a small and a large input.
 
-Each modality's plain pipeline (reader as the docs call it -> a cheap real stage -> writer, the
+Each modality's plain pipeline (reader as the docs call it -> real stages -> writer, the
 local executor's defaults) runs in a fresh process on a small input and on a large one; the
 peak is the summed RSS of that process and its children. Inputs are generated once under
 ``--workdir`` (outside the repository):
@@ -10,18 +10,22 @@ peak is the summed RSS of that process and its children. Inputs are generated on
   ``ImageReaderStage(file_paths=tar)`` -> mean brightness -> ``ImageWriterStage``.
 - audio: WAV and FLAC files of 2-20 s speech-like audio; a short manifest and one with 10x the
   lines; ``ManifestReader(file_paths=manifest)`` -> ``AudioRMSStage`` -> ``ManifestWriterStage``.
-- video: a directory of 4 x 30 s and one of 2 x 5 min 1280x720 24 fps H.264 videos (~6 Mbit/s,
-  encoded with PyAV); ``VideoReaderStage(dir)`` -> ``FixedStrideSplitStage`` ->
-  ``ClipTranscodingStage(target_res=(320, 180))`` -> ``ClipWriterStage``.
+- video: a directory of 4 x 40 s (~100 MB) and one of 3 x 10 min (~1.1 GB) 1280x720 24 fps
+  H.264 videos (~5 Mbit/s, encoded with PyAV). Two pipelines (``--video-pipeline``):
+  ``transcode``: ``VideoReaderStage(dir)`` -> ``FixedStrideSplitStage`` ->
+  ``ClipTranscodingStage(target_res=(320, 180))`` -> ``ClipWriterStage``;
+  ``curate`` (NeMo Curator's split pipeline: clips -> encode -> frames -> embed -> write):
+  ``VideoReaderStage(dir)`` -> ``FixedStrideSplitStage(clip_len_s=10)`` ->
+  ``ClipTranscodingStage(target_res=(320, 180))`` -> ``ClipFrameExtractionStage(target_fps=2)``
+  (source resolution) -> ``ClipEmbeddingStage`` (a tiny random-weight CLIP on the CPU: the
+  frames go through CLIP's real preprocessing) -> ``ClipWriterStage(generate_previews=True)``;
+  ``frames``: split -> frame extraction -> writer with previews (no torch in the process).
 
 Small and large run back to back ``--repeat`` times; prints each peak, each ratio
 peak(large)/peak(small) and the median ratio (target <= 1.2), with the load average.
 
     uv run python benchmarks/modality_memory.py --workdir /tmp/mm [--modality image,audio,video]
-        [--repeat 3] [--video-window-s none] [--video-pipeline frames]
-
-``--video-pipeline frames`` replaces transcoding by ``ClipFrameExtractionStage(target_fps=2)``
-(source resolution) and previews, where the frames of a task's clips are held together.
+        [--repeat 3] [--video-window-s none] [--video-pipeline transcode,curate,frames]
 """
 
 from __future__ import annotations
@@ -45,7 +49,7 @@ os.environ.setdefault("CURATOR_SUMMARY", "0")
 MB = 2**20
 IMAGE_SIZES = {"small": 100 * MB, "large": 1024 * MB}
 AUDIO_LINES = {"small": 1000, "large": 10000}
-VIDEO_LAYOUT = {"small": (4, 30.0), "large": (2, 300.0)}  # (videos, seconds each)
+VIDEO_LAYOUT = {"small": (4, 40.0), "large": (3, 600.0)}  # (videos, seconds each)
 VIDEO_SIZE, VIDEO_FPS, VIDEO_BITRATE = (1280, 720), 24, 6_000_000
 
 
@@ -214,6 +218,8 @@ def audio_pipeline(src: str, out: str):
 def video_pipeline(src: str, out: str):
     from curator import Pipeline
     from curator_video import (
+        ClipEmbeddingStage,
+        ClipFrameExtractionStage,
         ClipTranscodingStage,
         ClipWriterStage,
         FixedStrideSplitStage,
@@ -224,15 +230,28 @@ def video_pipeline(src: str, out: str):
     reader = (VideoReaderStage(input_video_path=src) if window is None else
               VideoReaderStage(input_video_path=src,
                                window_s=None if window == "none" else float(window)))
-    if os.environ.get("BENCH_VIDEO_PIPELINE") == "frames":  # --video-pipeline frames
-        from curator_video import ClipFrameExtractionStage
+    kind = os.environ.get("BENCH_VIDEO_PIPELINE", "transcode")  # --video-pipeline
+    split = FixedStrideSplitStage(clip_len_s=10.0)
+    if kind == "frames":
         return Pipeline("video-memory-frames", stages=[
-            reader, FixedStrideSplitStage(clip_len_s=10.0),
+            reader, split, ClipFrameExtractionStage(target_fps=2.0),
+            ClipWriterStage(output_path=out, generate_previews=True)])
+    if kind == "curate":
+        return Pipeline("video-memory-curate", stages=[
+            reader, split, ClipTranscodingStage(target_res=(320, 180)),
             ClipFrameExtractionStage(target_fps=2.0),
+            ClipEmbeddingStage(model_dir=os.environ["BENCH_CLIP_DIR"]),
             ClipWriterStage(output_path=out, generate_previews=True)])
     return Pipeline("video-memory", stages=[
-        reader, FixedStrideSplitStage(clip_len_s=10.0),
-        ClipTranscodingStage(target_res=(320, 180)), ClipWriterStage(output_path=out)])
+        reader, split, ClipTranscodingStage(target_res=(320, 180)),
+        ClipWriterStage(output_path=out)])
+
+
+def make_clip_model(workdir: str) -> str:
+    """The tiny random-weight CLIP the ``curate`` pipeline embeds with (made once)."""
+    from curator_image.testing import make_tiny_clip_model
+
+    return make_tiny_clip_model(os.path.join(workdir, "models", "clip"))
 
 
 PIPELINES = {"image": image_pipeline, "audio": audio_pipeline, "video": video_pipeline}
@@ -281,9 +300,9 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--video-window-s", help="VideoReaderStage(window_s=...) instead of the "
                         "default ('none': every video read whole, as before windows)")
-    parser.add_argument("--video-pipeline", choices=["transcode", "frames"],
-                        default="transcode", help="frames: ClipFrameExtractionStage(target_fps=2)"
-                        " and previews instead of transcoding")
+    parser.add_argument("--video-pipeline", default="transcode,curate",
+                        help="comma list of transcode, curate (split, encode, frames, CLIP "
+                        "embeddings, write) and frames (split, frames, write)")
     parser.add_argument("--child", nargs=3, metavar=("MODALITY", "SRC", "OUT"))
     args = parser.parse_args()
     if args.child:  # the settings below reach it through its environment
@@ -291,26 +310,40 @@ def main() -> None:
         return
     if args.video_window_s:
         os.environ["BENCH_VIDEO_WINDOW_S"] = args.video_window_s
-    os.environ["BENCH_VIDEO_PIPELINE"] = args.video_pipeline
     for modality in args.modality.split(","):
         t0 = time.perf_counter()
         inputs = MAKERS[modality](args.workdir)
         unit = "lines" if modality == "audio" else "MB"
         print(f"{modality}: inputs ready in {time.perf_counter() - t0:.0f}s: "
               + ", ".join(f"{k}={input_mb(v):.0f} {unit}" for k, v in inputs.items()), flush=True)
-        ratios = []
-        for r in range(args.repeat):
-            runs = {}
-            for size_name in ("small", "large"):
-                out = os.path.join(args.workdir, "out", f"{modality}_{size_name}")
-                runs[size_name] = run_child(modality, inputs[size_name], out)
-            ratio = runs["large"]["peak_mb"] / runs["small"]["peak_mb"]
-            ratios.append(ratio)
-            load = os.getloadavg()[0]
-            print(f"  {modality} run {r + 1}: small {runs['small']}  large {runs['large']}  "
-                  f"ratio {ratio:.2f}  (load average {load:.1f})", flush=True)
-        print(f"{modality}: median peak(large)/peak(small) = {statistics.median(ratios):.2f} "
-              f"(target <= 1.2)", flush=True)
+        variants = args.video_pipeline.split(",") if modality == "video" else [""]
+        for variant in variants:
+            if variant:
+                os.environ["BENCH_VIDEO_PIPELINE"] = variant
+                if variant == "curate":
+                    os.environ["BENCH_CLIP_DIR"] = make_clip_model(args.workdir)
+            measure(f"{modality}[{variant}]" if variant else modality, modality, inputs,
+                    args.workdir, args.repeat)
+
+
+def measure(label: str, modality: str, inputs: dict[str, str], workdir: str,
+            repeat: int) -> None:
+    """Small then large ``repeat`` times; prints each run and the medians."""
+    ratios, peaks = [], {"small": [], "large": []}
+    for r in range(repeat):
+        runs = {}
+        for size_name in ("small", "large"):
+            out = os.path.join(workdir, "out", f"{modality}_{size_name}")
+            runs[size_name] = run_child(modality, inputs[size_name], out)
+            peaks[size_name].append(runs[size_name]["peak_mb"])
+        ratio = runs["large"]["peak_mb"] / runs["small"]["peak_mb"]
+        ratios.append(ratio)
+        load = os.getloadavg()[0]
+        print(f"  {label} run {r + 1}: small {runs['small']}  large {runs['large']}  "
+              f"ratio {ratio:.2f}  (load average {load:.1f})", flush=True)
+    print(f"{label}: median peak small {statistics.median(peaks['small']):.0f} MB, large "
+          f"{statistics.median(peaks['large']):.0f} MB; median peak(large)/peak(small) = "
+          f"{statistics.median(ratios):.2f} (target <= 1.2)", flush=True)
 
 
 if __name__ == "__main__":

@@ -104,3 +104,33 @@ def test_writes_to_fsspec_urls(shards):
         "/image-writer-test/out/" + os.path.basename(p) for p in sorted(task.data)]
     back = Pipeline("r", stages=[ImageReaderStage(out + "/")]).run()
     assert sum(len(t.data) for t in back) == 6
+
+
+def test_tar_layout_is_webdataset_tarwriters_byte_for_byte(monkeypatch):
+    import time
+
+    import webdataset as wds
+    from curator_image.io.tar_write import TarShardWriter
+
+    monkeypatch.setattr(time, "time", lambda: 1700000000.25)  # both stamp the write time
+    samples = [{"__key__": "k0", "jpg": jpg(0), "json": b'{"a": 1}', "txt": "caption"},
+               {"__key__": "dir/k1", "png": b"\x89PNG", "npy": b"\x93NUMPY", "__url__": "u"}]
+    ours, theirs = io.BytesIO(), io.BytesIO()
+    for writer in (TarShardWriter(ours), wds.TarWriter(theirs)):
+        for sample in samples:
+            writer.write(sample)
+        writer.close()
+    assert ours.getvalue() == theirs.getvalue()
+
+
+def test_writing_does_not_import_torch(tmp_path):
+    import subprocess
+    import sys
+
+    code = ("import sys; from curator_image import ImageBatch, ImageObject, ImageWriterStage\n"
+            "from curator.stages.lifecycle import ensure_setup\n"
+            f"w = ensure_setup(ImageWriterStage(output_dir={str(tmp_path)!r}))\n"
+            "w.process(ImageBatch('b', 'd', [ImageObject('k', raw=b'x', caption='c')]))\n"
+            "print('torch' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"

@@ -8,7 +8,7 @@ import os
 
 import numpy as np
 import pytest
-from curator import FileGroupTask, LocalExecutor, Pipeline, stable_id
+from curator import FileGroupTask, LocalExecutor, Pipeline, ProcessingStage, stable_id
 from curator.stages.lifecycle import ensure_setup
 from curator_video import (
     ClipTranscodingStage,
@@ -21,6 +21,7 @@ from curator_video import (
 from curator_video.decode import read_all_frames_av, video_windows
 from curator_video.split.scene import decode_all_frames
 from curator_video.synthetic import scene_frames, write_video
+from curator_video.tasks import VideoTask
 
 FPS = 10
 SCENE = 25  # frames per scene: 2.5 s, so 5 s windows start at cuts
@@ -123,3 +124,28 @@ def test_pipeline_writes_the_same_clips_with_windows(long_video, tmp_path) -> No
     whole = run(None, tmp_path / "whole")
     assert len(whole) == 4
     assert run(5.0, tmp_path / "windows") == whole
+
+
+_EVENTS: list[str] = []
+
+
+class _Log(ProcessingStage[VideoTask, VideoTask]):
+    """Records that it saw a task (workers run copies: the record is module-wide)."""
+
+    def __init__(self, mark: str) -> None:
+        self.mark, self.name = mark, f"Log{mark}"
+
+    def process(self, task: VideoTask) -> VideoTask:
+        _EVENTS.append(self.mark)
+        return task
+
+
+def test_windows_reach_the_next_stages_one_at_a_time(long_video) -> None:
+    # the reader's metadata stage is its own group: its windows cross a bounded queue, so the
+    # stages after it take one window through all of them before the next (fused with them,
+    # every window was split, decoded and held before the first one was written)
+    _EVENTS.clear()
+    stages = [VideoReaderStage(input_video_path=os.path.dirname(long_video), window_s=1.0),
+              _Log("a"), _Log("b")]
+    assert Pipeline("one-by-one", stages=stages).run(executor=LocalExecutor(cpus=1)).ok
+    assert _EVENTS == ["a", "b"] * 12

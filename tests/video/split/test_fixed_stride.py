@@ -31,3 +31,14 @@ def test_config_errors(kwargs, param):
 
 def test_contract(load_video):
     check_stage_contract(FixedStrideSplitStage(1.0), load_video("static.mp4"))
+
+
+def test_hands_on_a_copy_and_leaves_its_input_alone(load_video):
+    # a reader's worker may still hold its input (a long video's windows): the frames later
+    # stages attach to the clips must not reach it
+    task = load_video("moving.mp4")
+    out = FixedStrideSplitStage(clip_len_s=1.5).process(task)
+    assert out is not task and out.data is not task.data
+    assert task.data.clips == [] and len(out.data.clips) == 2
+    assert (out.task_id, out.metadata, out.data.metadata) == \
+        (task.task_id, task.metadata, task.data.metadata)

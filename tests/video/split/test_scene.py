@@ -81,3 +81,11 @@ def test_config_errors():
 def test_contract(load_video):
     out = check_stage_contract(SceneCutSplitStage(), load_video("scenes.mp4"))
     assert isinstance(out[0], Task) and np.isclose(out[0].data.clips[0].span[0], 0)
+
+
+def test_hands_on_a_copy_and_leaves_its_input_alone(load_video):
+    task = load_video("scenes.mp4")
+    out = ensure_setup(SceneCutSplitStage(min_clip_length_s=0.0)).process(task)
+    assert out is not task and out.data is not task.data
+    assert task.data.clips == [] and len(out.data.clips) == len(SCENES)
+    assert out.task_id == task.task_id

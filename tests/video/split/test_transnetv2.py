@@ -145,3 +145,11 @@ def test_contract(cut_model, load_video):
     out = check_stage_contract(TransNetV2ClipExtractionStage(model_dir=cut_model, min_length_s=None),
                                load_video("scenes.mp4"))
     assert out[0].data.clips
+
+
+def test_hands_on_a_copy_and_leaves_its_input_alone(cut_model, load_video):
+    task = load_video("scenes.mp4")
+    stage = TransNetV2ClipExtractionStage(model_dir=cut_model, min_length_s=None,
+                                          max_length_s=None, crop_s=None)
+    out = ensure_setup(stage).process(task)
+    assert out is not task and task.data.clips == [] and len(out.data.clips) == 3

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import threading
+import uuid
+import weakref
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
@@ -10,9 +13,18 @@ from curator import ProcessingStage
 from curator.errors import ConfigError
 
 from curator_video._config import coerce_numbers
+from curator_video.budget import DEFAULT_FRAME_BUDGET, FrameBudget
 from curator_video.tasks import Clip, VideoTask
 
-__all__ = ["ClipFrameExtractionStage", "clip_frame_indices"]
+__all__ = ["ClipFrameExtractionStage", "clip_frame_indices", "BATCH_BYTES"]
+
+BATCH_BYTES = 32 * 2**20
+"""The most decoded bytes one ``get_batch`` call returns (decord's buffer and its NumPy copy
+exist together): 11 frames of 1280x720, 1 of 4K, ``batch_frames`` of small frames."""
+
+
+_BUDGET_LOCK = threading.Lock()
+_BUDGETS: weakref.WeakValueDictionary[str, FrameBudget] = weakref.WeakValueDictionary()
 
 
 def clip_frame_indices(clip: Clip, fps: float, total: int, target_fps: float | None,
@@ -35,12 +47,20 @@ class ClipFrameExtractionStage(ProcessingStage[VideoTask, VideoTask]):
     clips read together with batched ``get_batch`` calls, resized on decode) and stores them in
     ``clip.frames`` ``(N, H, W, 3)`` uint8. An undecodable video is rejected.
 
+    Memory: a worker decodes only while the frames the stage's other workers in its process
+    still hold, plus its own, fit in ``frame_budget`` bytes (a task needing more runs alone), so
+    frames in flight are bounded by bytes, not by the number of workers times the size of a
+    task; the decoder is released and the C heap trimmed after every task.
+
     Args:
         target_fps: frames per second to sample (used when ``num_frames`` is ``None``).
         num_frames: sample this many evenly spaced frames per clip instead.
         target_res: ``(width, height)`` to resize frames to (``None``: keep the source size).
-        batch_frames: frames per ``get_batch`` call.
+        batch_frames: the most frames per ``get_batch`` call (fewer where they would hold more
+            than 32 MiB).
         num_threads: decord decoding threads.
+        frame_budget: bytes of decoded frames this stage's workers hold at once in one process
+            (default 512 MiB; ``None``: no bound).
     """
 
     target_fps: float | None = 2.0
@@ -48,8 +68,14 @@ class ClipFrameExtractionStage(ProcessingStage[VideoTask, VideoTask]):
     target_res: tuple[int, int] | None = None
     batch_frames: int = 64
     num_threads: int = 1
+    frame_budget: int | None = DEFAULT_FRAME_BUDGET
     name: str = "ClipFrameExtractionStage"
     modality: ClassVar[str] = "video"
+    # workers run copies of the stage (threads: deep copies; processes: unpickled): the copies
+    # in one process share one budget, found by this key
+    _budget_key: str = field(default_factory=lambda: uuid.uuid4().hex, init=False, repr=False,
+                             compare=False)
+    _budget: FrameBudget | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         coerce_numbers(self, "target_fps")
@@ -62,6 +88,22 @@ class ClipFrameExtractionStage(ProcessingStage[VideoTask, VideoTask]):
                 raise ConfigError(f"{self.name}: target_res must be (width, height), got "
                                   f"{self.target_res}")
             self.target_res = (int(self.target_res[0]), int(self.target_res[1]))
+        if self.frame_budget is not None and self.frame_budget < 1:
+            raise ConfigError(f"{self.name}: frame_budget must be > 0 bytes or None, got "
+                              f"{self.frame_budget}")
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "_budget": None}  # found again by its key where it lands
+
+    def budget(self) -> FrameBudget:
+        """The :class:`FrameBudget` this stage's copies share in this process."""
+        with _BUDGET_LOCK:
+            if self._budget is None:
+                self._budget = _BUDGETS.get(self._budget_key)
+                if self._budget is None:
+                    self._budget = FrameBudget(self.frame_budget or 2**62)
+                    _BUDGETS[self._budget_key] = self._budget
+            return self._budget
 
     def inputs(self):
         return ["data"], ["clips"]
@@ -69,7 +111,13 @@ class ClipFrameExtractionStage(ProcessingStage[VideoTask, VideoTask]):
     def outputs(self):
         return ["data"], ["clips", "frames"]
 
+    def _frame_bytes(self, video: Any) -> int:
+        w, h = self.target_res or (video.metadata.width, video.metadata.height)
+        return max(1, w * h * 3)
+
     def process(self, task: VideoTask) -> VideoTask | None:
+        from curator_image.heap import keep_big_blocks_mapped, trim_heap
+
         from curator_video.decode import open_decord, read_frames
 
         video = task.data
@@ -77,7 +125,11 @@ class ClipFrameExtractionStage(ProcessingStage[VideoTask, VideoTask]):
             return task
         import decord  # noqa: F401 - a missing library fails the task, it is not a bad file
 
+        keep_big_blocks_mapped()
         w, h = self.target_res or (-1, -1)
+        size = self._frame_bytes(video)
+        budget = self.budget()
+        reader, ticket = None, None
         try:
             reader = open_decord(video.input_path, w, h, self.num_threads)
             total = len(reader)
@@ -85,11 +137,18 @@ class ClipFrameExtractionStage(ProcessingStage[VideoTask, VideoTask]):
             per_clip = [clip_frame_indices(c, fps, total, self.target_fps, self.num_frames)
                         for c in video.clips]
             wanted = sorted({i for idx in per_clip for i in idx})
-            frames = read_frames(reader, wanted, self.batch_frames)
+            ticket = budget.acquire(len(wanted) * size)
+            batch = max(1, min(self.batch_frames, BATCH_BYTES // size))
+            frames = read_frames(reader, wanted, batch)
         except Exception as exc:
+            if ticket is not None:
+                budget.release(ticket)
             self.reject(task, "undecodable video", record={"path": video.input_path},
                         error=exc, source=video.input_path)
             return None
+        finally:
+            reader = None  # the decoder's threads and buffers go now, then the heap is trimmed
+            trim_heap()
         pos: dict[int, Any] = {f: k for k, f in enumerate(wanted)}
         for clip, idx in zip(video.clips, per_clip, strict=True):
             clip.frame_indices = idx
@@ -98,4 +157,5 @@ class ClipFrameExtractionStage(ProcessingStage[VideoTask, VideoTask]):
             # gets a view of them rather than a copy, so the frames are held once
             contiguous = at == list(range(at[0], at[0] + len(at)))
             clip.frames = frames[at[0]:at[0] + len(at)] if contiguous else frames[at]
+        budget.hold(ticket, [c.frames for c in video.clips])
         return task

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
 from curator import Task, stable_id
@@ -105,6 +105,16 @@ class VideoTask(Task[Video]):
     @property
     def num_items(self) -> int:
         return len(self.data.clips)
+
+    def with_clips(self, clips: list[Clip]) -> VideoTask:
+        """A new task (same id and metadata) holding a copy of this video with ``clips``.
+
+        Splitters hand on this copy rather than changing their input: a reader's worker may
+        still hold its input (the windows of a long video, until all are queued), and the
+        frames later stages attach to the clips must not be kept alive through it."""
+        video = replace(self.data, clips=list(clips),
+                        filtered_clips=list(self.data.filtered_clips))
+        return self.derive(video)  # type: ignore[return-value]
 
     def validate(self) -> bool:
         return isinstance(self.data, Video) and bool(self.data.input_path)

@@ -63,7 +63,9 @@ class ClipTranscodingStage(ProcessingStage[VideoTask, VideoTask]):
         if not video.clips:
             return task
         import av  # noqa: F401 - a missing library fails the task, it is not a bad file
+        from curator_image.heap import keep_big_blocks_mapped, trim_heap
 
+        keep_big_blocks_mapped()
         try:
             self._transcode(video.input_path, video.metadata.fps, video.clips,
                             seek=task_window(task) is not None)
@@ -71,6 +73,8 @@ class ClipTranscodingStage(ProcessingStage[VideoTask, VideoTask]):
             self.reject(task, "transcoding failed", record={"path": video.input_path},
                         error=exc, source=video.input_path)
             return None
+        finally:
+            trim_heap()  # FFmpeg's frame threads leave their freed buffers in their arenas
         return task
 
     def _transcode(self, path: str, fps: float, clips: list[Clip], seek: bool = False) -> None:

@@ -30,7 +30,7 @@ def decode_image(data: bytes, *, max_pixels: int = DEFAULT_MAX_PIXELS,
         if w * h > max_pixels:
             raise ImageTooLarge(f"{w}x{h} = {w * h} pixels is above max_image_pixels={max_pixels}")
         img.load()
-        rgb = img.convert("RGB")
+        rgb = img if img.mode == "RGB" else img.convert("RGB")  # convert() copies even then
         if resize is not None:
             rgb = rgb.resize(resize, Image.Resampling.BILINEAR)
         return np.asarray(rgb, dtype=np.uint8).copy()

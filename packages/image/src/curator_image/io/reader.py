@@ -101,6 +101,9 @@ class WebDatasetReaderStage(ProcessingStage[FileGroupTask, ImageBatch]):
                 f"was given no file_paths. Pass ImageReaderStage(file_paths=<dir, glob or list "
                 f"of .tar>), or put FilePartitioningStage(file_paths=..., file_extensions="
                 f"['.tar']) before it (NeMo Curator's image tutorial does)")
+        from curator_image.heap import keep_big_blocks_mapped, trim_heap
+
+        keep_big_blocks_mapped()
         samples: list[tuple[str, Any]] = []
         for path in task.data:
             for item in iter_tar_samples(path, task.metadata.get("byte_range")):
@@ -111,6 +114,7 @@ class WebDatasetReaderStage(ProcessingStage[FileGroupTask, ImageBatch]):
                     samples.append((path, item))
         with ThreadPoolExecutor(max(1, min(self.num_threads, len(samples) or 1))) as pool:
             decoded = list(pool.map(lambda s: self._decode(task, *s), samples))
+        trim_heap()  # the decoding threads' arenas keep what they freed until trimmed
         images = [img for img in decoded if img is not None]
         size = self.task_batch_size
         return [task.derive(images[i:i + size], suffix=i // size, cls=ImageBatch)

@@ -86,11 +86,7 @@ class ImageWriterStage(ManagedOutput, ProcessingStage[ImageBatch, FileGroupTask]
         return ["data"], []
 
     def setup(self, worker_metadata: dict[str, Any] | None = None) -> None:
-        from curator_image.models import LOAD_LOCK
-
-        with LOAD_LOCK:  # webdataset imports torch: never race another thread's first import
-            import pyarrow.parquet  # noqa: F401
-            import webdataset  # noqa: F401
+        import pyarrow.parquet  # noqa: F401
 
     def process(self, task: ImageBatch) -> FileGroupTask:
         stem = safe_member_name(task.task_id)
@@ -111,14 +107,15 @@ class ImageWriterStage(ManagedOutput, ProcessingStage[ImageBatch, FileGroupTask]
         """Write ``images`` as ``{stem}.tar`` + ``{stem}.parquet``; returns both paths."""
         import pyarrow as pa
         import pyarrow.parquet as pq
-        import webdataset as wds
         from curator.io import atomic_write
+
+        from curator_image.io.tar_write import TarShardWriter
 
         tar_path = self.output_file(f"{stem}.tar")
         pq_path = self.output_file(f"{stem}.parquet")
         rows: list[dict[str, Any]] = []
         with atomic_write(tar_path, "wb") as fh:
-            writer = wds.TarWriter(fh)
+            writer = TarShardWriter(fh)
             for img in images:
                 key = safe_member_name(img.image_id).replace(".", "_")
                 sample = self._sample(img, key)

@@ -5,7 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from curator import CompositeStage, EmptyTask, FileGroupTask, ProcessingStage, stable_id
+from curator import (
+    CompositeStage,
+    EmptyTask,
+    FileGroupTask,
+    ProcessingStage,
+    Resources,
+    stable_id,
+)
 from curator.errors import ConfigError
 from curator.stages.file_partitioning import FilePartitioningStage
 
@@ -76,10 +83,15 @@ class VideoMetadataStage(ProcessingStage[FileGroupTask, VideoTask]):
     A video longer than ``window_s`` seconds becomes one task per window of ``window_s``
     seconds (``metadata["window"] = [start_s, end_s]``, ids ``{video id}_w{index:05d}``), so
     the stages after it decode and hold one window at a time; ``None`` keeps every video
-    whole. Windows depend on the file alone."""
+    whole. Windows depend on the file alone.
+
+    It asks for half a core (it reads headers and one frame), so executors never fuse it with
+    the stages after it: a video's windows then reach them one by one through the bounded
+    queue between the two, instead of all being split, decoded and held by one worker."""
 
     window_s: float | None = DEFAULT_WINDOW_S
     name: str = "VideoMetadataStage"
+    resources: Resources = field(default_factory=lambda: Resources(cpus=0.5))
     modality: ClassVar[str] = "video"
 
     def __post_init__(self) -> None:

@@ -82,8 +82,7 @@ class FixedStrideSplitStage(ProcessingStage[VideoTask, VideoTask]):
         window = task_window(task)
         if window is not None:  # the clips starting in this task's window of a long video
             spans = [(s, e) for s, e in spans if window[0] - 1e-6 <= s < window[1] - 1e-6]
-        video.clips = [Clip.from_span(video.input_path, s, e) for s, e in spans]
-        return task
+        return task.with_clips([Clip.from_span(video.input_path, s, e) for s, e in spans])
 
 
 FixedStrideExtractorStage = FixedStrideSplitStage  # NeMo Curator's name

@@ -128,8 +128,7 @@ class SceneCutSplitStage(ProcessingStage[VideoTask, VideoTask]):
             if (b - a) / fps >= self.min_clip_length_s - 1e-6:
                 clips += [Clip.from_span(video.input_path, s, e)
                           for s, e in self._parts(a / fps, b / fps)]
-        video.clips = clips
-        return task
+        return task.with_clips(clips)
 
     def _parts(self, start: float, end: float) -> list[tuple[float, float]]:
         if self.max_clip_length_s is None or end - start <= self.max_clip_length_s:

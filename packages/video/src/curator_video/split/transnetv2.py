@@ -134,7 +134,6 @@ class TransNetV2ClipExtractionStage(ProcessingStage[VideoTask, VideoTask]):
                                self.max_length_mode, frames_of(self.crop_s))
         if self.limit_clips > 0:
             scenes = scenes[: self.limit_clips]
-        video = task.data
-        video.clips = [Clip.from_span(video.input_path, (first + a) / fps, (first + b) / fps)
-                       for a, b in scenes]
-        return task
+        path = task.data.input_path
+        return task.with_clips([Clip.from_span(path, (first + a) / fps, (first + b) / fps)
+                                for a, b in scenes])
