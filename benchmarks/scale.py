@@ -127,12 +127,20 @@ def _dedup_child(raw: str, out: str, conn) -> None:
 
 
 def _tree_size(path: str) -> dict[str, tuple[int, int]]:
-    """``{directory: (files, bytes)}`` under ``path``, by the cache's phase directories."""
+    """``{phase directory: (files, bytes)}`` under ``path``: the cache by phase (its parameter
+    tag and the verification directory's tag left out: ``buckets_36``, ``verify/candidates``,
+    ``verify/cc`` …), the rest by top directory."""
     sizes: dict[str, list[int]] = {}
     for root, _, files in os.walk(path):
         rel = os.path.relpath(root, path).split(os.sep)
-        key = ("/".join(rel[:3]) if "by_file" in rel else "/".join(rel[:4])) \
-            if rel[0] == "cache" else rel[0]
+        if rel[:2] == ["cache", "fuzzy"] and len(rel) > 3 and rel[3].startswith("verify_"):
+            key = "/".join(["verify", *rel[4:5]])
+        elif rel[:2] == ["cache", "fuzzy"] and len(rel) > 3:
+            key = rel[3]
+        elif rel[:2] == ["cache", "fuzzy"]:
+            key = rel[2] if len(rel) > 2 and rel[2] == "by_file" else "cache"
+        else:
+            key = rel[0]
         entry = sizes.setdefault(key, [0, 0])
         for f in files:
             entry[0] += 1
@@ -140,10 +148,11 @@ def _tree_size(path: str) -> dict[str, tuple[int, int]]:
     return {k: (v[0], v[1]) for k, v in sorted(sizes.items())}
 
 
-def run_dedup(raw: str, workdir: str) -> dict:
+def run_dedup(raw: str, workdir: str, keep: str | None = None) -> dict:
     """Fuzzy dedup of ``raw`` in a fresh process; the peak summed RSS of its process tree
     (overall and per phase), wall time and what the cache holds on disk. The output and the
-    cache are deleted afterwards."""
+    cache are deleted afterwards (``keep``: the duplicates list is copied there first, to
+    compare two versions' results)."""
     import psutil
 
     out = os.path.join(workdir, "out_fuzzy_scale")
@@ -174,6 +183,8 @@ def run_dedup(raw: str, workdir: str) -> dict:
         peak = max((r for t, r in samples if t0 <= t <= t1), default=0)
         per_phase[name] = max(per_phase.get(name, 0), peak)
     sizes = _tree_size(out)
+    if keep:
+        shutil.copyfile(os.path.join(out, "duplicates", "fuzzy.parquet"), keep)
     res.update(peak_rss_mb=round(max(r for _, r in samples) / 2**20),
                phase_peak_mb={k: round(v / 2**20) for k, v in per_phase.items()},
                phase_s={}, disk_mb=round(sum(b for _, b in sizes.values()) / 1e6),
@@ -226,6 +237,8 @@ def main() -> int:
                          "back to back (e.g. --compare 1000000)")
     ap.add_argument("--workdir", default="/tmp/curator-scale", help="outputs (deleted after)")
     ap.add_argument("--rounds", type=int, default=1)
+    ap.add_argument("--keep-duplicates", metavar="PARQUET",
+                    help="copy the dedup's duplicates list (id, duplicate_of) here")
     args = ap.parse_args()
     raw = generate_scale(args.data_dir, args.docs, args.procs)
     if args.compare:
@@ -236,7 +249,7 @@ def main() -> int:
               f"{' '.join(f'{x:.1f}' for x in os.getloadavg())}", flush=True)
         import json
 
-        print(json.dumps(run_dedup(raw, args.workdir)), flush=True)
+        print(json.dumps(run_dedup(raw, args.workdir, args.keep_duplicates)), flush=True)
         print(f"load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}", flush=True)
     return 0
 

@@ -114,7 +114,9 @@ def test_shuffle_partitions_grow_with_the_input(tmp_path, monkeypatch):
 
 def test_removal_workers_load_only_their_own_files_duplicates(tmp_path, monkeypatch) -> None:
     """The duplicate ids are also indexed by the input file they occur in; each removal task
-    reads only its file's ids (never the whole duplicate list) and removes the same rows."""
+    reads only its file's ids (never the whole duplicate list) and removes the same rows. The
+    index is one file per reduce partition (a segment per input file), not one per partition
+    and input file."""
     from curator.dedup import workflow as wf_mod
 
     texts, _ = make_corpus(n_orig=90, n_exact=9, n_near=0, n_short=0)
@@ -122,20 +124,19 @@ def test_removal_workers_load_only_their_own_files_duplicates(tmp_path, monkeypa
     ids = write_parts(texts, tmp_path / "in", 3)
     wf = ExactDeduplicationWorkflow(str(tmp_path / "in"), str(tmp_path / "out"),
                                     num_partitions=4, perform_removal=True)
-    read = []
-    real = wf_mod.read_id_table
-    monkeypatch.setattr(wf_mod, "read_id_table", lambda p: read.append(p) or real(p))
+    read, whole = [], []
+    real = wf_mod.by_file_ids
+    monkeypatch.setattr(wf_mod, "by_file_ids", lambda d, i: read.append(i) or real(d, i))
+    monkeypatch.setattr(wf_mod, "read_id_table", lambda p: whole.append(p))
     result = wf.run()
-    assert read and all("/by_file/f" in p for p in read)  # never the whole duplicates dir
+    assert sorted(read) == [0, 1, 2] and not whole  # never the whole duplicates dir
     expected = _exact_expected(texts, ids)
-    per_file = {}
-    for d in sorted((tmp_path / "out" / "cache" / "exact" / "by_file").iterdir()):
-        per_file[d.name] = {i for f in d.glob("*.parquet")
-                            for i in pq.read_table(f).column("id").to_pylist()}
+    by_file = tmp_path / "out" / "cache" / "exact" / "by_file"
+    assert sorted(f.name for f in by_file.glob("*.arrow")) == [f"p{p:05d}.arrow" for p in range(4)]
+    per_file = {k: set(real(str(by_file), k).to_pylist()) for k in range(3)}
     bounds = np.linspace(0, len(texts), 4).astype(int)  # write_parts' split into 3 files
-    assert len(per_file) >= 2  # the shuffled copies occur in several files
-    for name, got in per_file.items():
-        k = int(name[1:])
+    assert sum(bool(got) for got in per_file.values()) >= 2  # copies occur in several files
+    for k, got in per_file.items():
         assert got == {i for i in expected if ids.index(i) in range(bounds[k], bounds[k + 1])}
     assert set().union(*per_file.values()) == expected and result.num_removed == len(expected)
     kept = [i for f in sorted((tmp_path / "out" / "deduplicated").glob("[!.]*"))

@@ -31,20 +31,22 @@ def test_zstd_jsonl_input_finds_the_same_duplicates(tmp_path, corpus) -> None:
 
 
 def _band_files(directory, rng, files: int, docs: int, bands: int, distinct: int) -> None:
-    """Band-hash partition files as MinHashLSHStage writes them, with many shared hashes."""
-    from curator.dedup.io import write_parquet
+    """Band-hash files as MinHashLSHStage writes them (all in partition 0), with many shared
+    hashes."""
+    from curator.dedup.segments import write_segments
 
     for f in range(files):
         keys = (np.int64(f) << np.int64(32)) | np.arange(docs, dtype=np.int64)
-        write_parquet(pa.table({"band": np.tile(np.arange(bands, dtype=np.int16), docs),
-                                "hash": rng.integers(0, distinct, docs * bands).astype(np.uint64),
-                                "key": np.repeat(keys, bands)}),
-                      str(directory / "p00000" / f"f{f:05d}.parquet"))
+        write_segments(pa.table({"band": np.tile(np.arange(bands, dtype=np.int16), docs),
+                                 "hash": rng.integers(0, distinct, docs * bands).astype(np.uint64),
+                                 "key": np.repeat(keys, bands)}),
+                       np.zeros(docs * bands, np.int64), str(directory / f"f{f:05d}.arrow"))
 
 
 def _reference_pairs(directory) -> set[tuple[int, int]]:
     """The pairs as the stage computed them before (one sort over band, hash and key)."""
-    t = pa.concat_tables([pq.read_table(f) for f in sorted((directory / "p00000").iterdir())])
+    t = pa.concat_tables([pa.ipc.open_file(str(f)).read_all()
+                          for f in sorted(directory.glob("*.arrow"))])
     band, h, key = (t.column(c).to_numpy() for c in ("band", "hash", "key"))
     order = np.lexsort((key, h, band))
     band, h, key = band[order], h[order], key[order]
@@ -58,10 +60,10 @@ def _stage_pairs(stage, edges) -> set[tuple[int, int]]:
 
     out = stage.process(Task(task_id="p0", dataset_name="t", data=0,
                              metadata={"partition_index": 0}))
-    files = sorted(edges.glob("q*/*.parquet"))
+    files = sorted(edges.glob("*.arrow"))
     if not files:
         return set()
-    t = pa.concat_tables([pq.read_table(f) for f in files])
+    t = pa.concat_tables([pa.ipc.open_file(str(f)).read_all() for f in files])
     pairs = list(zip(t.column("a").to_pylist(), t.column("b").to_pylist(), strict=True))
     assert out.metadata["pairs"] == len(pairs) == len(set(pairs))  # repeats dropped
     return set(pairs)

@@ -1,7 +1,8 @@
 """Exact deduplication: records whose content column is byte-for-byte identical.
 
 Map: each input file's content is hashed (MD5) and the hashes are shuffled into
-``num_partitions`` hash partitions (one Parquet file per input file and partition). Reduce: each
+``num_partitions`` hash partitions (one segmented file per input file, a segment per partition:
+:mod:`curator.dedup.segments`). Reduce: each
 partition groups equal hashes and keeps the first record in input order (lowest file, then row),
 reporting the others by their id.
 """
@@ -17,6 +18,8 @@ import pyarrow.parquet as pq
 
 from curator.dedup.hashing import hash_column
 from curator.dedup.io import read_table, write_parquet
+from curator.dedup.memory import releases_memory
+from curator.dedup.segments import SEGMENTS_EXT, read_segment, segment_files, write_segments
 from curator.dedup.workflow import (
     DeduplicationWorkflow,
     done,
@@ -25,7 +28,7 @@ from curator.dedup.workflow import (
     task_ids,
     write_by_file,
 )
-from curator.io import expand_paths, join_path
+from curator.io import join_path
 from curator.run.stats import DEDUP_GROUP_SIZES
 from curator.stages.base import ProcessingStage
 from curator.tasks import FileGroupTask, Task
@@ -61,10 +64,11 @@ class ExactHashStage(ProcessingStage[FileGroupTask, FileGroupTask]):
         self.text_field, self.id_field = text_field, id_field
         self.cache_dir, self.num_partitions = cache_dir, num_partitions
 
+    @releases_memory
     def process(self, task: FileGroupTask) -> FileGroupTask:
         i = int(task.metadata["file_index"])
-        marker = join_path(self.cache_dir, "_done", f"f{i:05d}.parquet")
-        if done(marker):
+        out = join_path(self.cache_dir, f"f{i:05d}{SEGMENTS_EXT}")
+        if done(out):
             return task
         table = read_table(task.data[0], [*id_columns(task, self.id_field), self.text_field],
                            on_bad=lambda line, n, err: self.reject(
@@ -74,13 +78,9 @@ class ExactHashStage(ProcessingStage[FileGroupTask, FileGroupTask]):
         rows = np.flatnonzero(valid)
         part = (hashes[rows, 1] % np.uint64(self.num_partitions)).astype(np.int64)
         ids = task_ids(task, table, self.id_field)
-        for p in np.unique(part):
-            sel = rows[part == p]
-            write_parquet(pa.table({"h1": hashes[sel, 0], "h2": hashes[sel, 1],
-                                    "file": np.full(len(sel), i, np.int32), "row": sel,
-                                    "id": ids.take(sel)}),
-                          join_path(self.cache_dir, f"p{p:05d}", f"f{i:05d}.parquet"))
-        write_parquet(pa.table({"rows": [table.num_rows]}), marker)
+        write_segments(pa.table({"h1": hashes[rows, 0], "h2": hashes[rows, 1],
+                                 "file": np.full(len(rows), i, np.int32), "row": rows,
+                                 "id": ids.take(pa.array(rows))}), part, out)
         return task
 
 
@@ -92,6 +92,7 @@ class ExactDuplicatesStage(ProcessingStage[Task, Task]):
     def __init__(self, cache_dir: str, duplicates_dir: str, by_file_dir: str | None = None) -> None:
         self.cache_dir, self.duplicates_dir, self.by_file_dir = cache_dir, duplicates_dir, by_file_dir
 
+    @releases_memory
     def process(self, task: Task) -> Task:
         p = int(task.metadata["partition_index"])
         out = join_path(self.duplicates_dir, f"exact_p{p:05d}.parquet")
@@ -100,14 +101,10 @@ class ExactDuplicatesStage(ProcessingStage[Task, Task]):
             task.metadata["duplicates"] = len(kept)
             self.publish_counts(DEDUP_GROUP_SIZES, group_size_counts(kept.to_numpy()))
             return task
-        try:
-            files = expand_paths(join_path(self.cache_dir, f"p{p:05d}"), [".parquet"])
-        except FileNotFoundError:
-            files = []
-        if not files:
+        t = read_segment(segment_files(self.cache_dir), p)
+        if t is None:
             task.metadata["duplicates"] = 0
             return task
-        t = pa.concat_tables([pq.read_table(f) for f in files], promote_options="default")
         keys = np.stack([t.column("h1").to_numpy(), t.column("h2").to_numpy()], axis=1)
         dup, kept = group_first(keys, [t.column("file").to_numpy(), t.column("row").to_numpy()])
         ids = t.column("id")

@@ -82,15 +82,34 @@ def exists(path: str) -> bool:
     return fs.exists(p)
 
 
+_CODECS = {".zst": "zstd", ".zstd": "zstd", ".gz": "gzip", ".bz2": "bz2"}
+
+
+@contextmanager
+def _native_input(path: str) -> Iterator[pa.NativeFile]:
+    """``path`` as an Arrow input stream, decompressed by Arrow (gzip, bz2, zstd)."""
+    fs, p = get_fs(path)
+    codec = next((c for ext, c in _CODECS.items() if p.lower().endswith(ext)), None)
+    with fs.open(p, "rb") as raw, pa.input_stream(pa.PythonFile(raw, mode="r"),
+                                                  compression=codec) as stream:
+        yield stream
+
+
 def _read_jsonl(path: str, columns: Sequence[str] | None,
                 on_bad: Callable[[str, int, str], None] | None) -> pa.Table:
-    with open_input(path) as fh:
-        data = fh.read()
-    try:
-        import pyarrow.json as pj
+    import pyarrow.json as pj
 
-        table = pj.read_json(io.BytesIO(data))
+    suffix = path.lower().rsplit("/", 1)[-1].rsplit(".", 1)[-1]
+    try:
+        if f".{suffix}" not in _CODECS and suffix not in ("jsonl", "json"):
+            raise pa.ArrowInvalid("a compression Arrow does not read: parsed below")
+        # Arrow reads and parses the stream in one thread: no copy of the file as Python
+        # bytes, and no per-thread allocator caches left holding a file's worth of memory
+        with _native_input(path) as stream:
+            table = pj.read_json(stream, read_options=pj.ReadOptions(use_threads=False))
     except (pa.ArrowInvalid, pa.ArrowTypeError):  # a malformed line: parse line by line
+        with open_input(path) as fh:
+            data = fh.read()
         rows = []
         for n, line in enumerate(data.decode("utf-8", errors="replace").splitlines(), 1):
             if not line.strip():

@@ -37,6 +37,8 @@ from curator.dedup.io import (
     write_parquet,
     write_table,
 )
+from curator.dedup.memory import releases_memory
+from curator.dedup.segments import SEGMENTS_EXT, read_segment, segment_files, write_segments
 from curator.executors.base import BaseExecutor
 from curator.io import atomic_write, expand_paths, get_fs, join_path, register_storage_options
 from curator.output_dir import ManagedOutput, OutputDirError, check_inputs_apart, remove_temp_files
@@ -48,7 +50,8 @@ from curator.tasks import FileGroupTask, Task, stable_id
 
 __all__ = ["DeduplicationWorkflow", "DeduplicationResult", "RemoveDuplicatesStage",
            "output_names", "read_id_table", "done", "input_fingerprint", "group_size_counts",
-           "write_by_file", "ID_BASE_KEY", "count_rows", "task_ids", "id_columns", "has_column"]
+           "write_by_file", "by_file_ids", "ID_BASE_KEY", "count_rows", "task_ids", "id_columns",
+           "has_column"]
 
 log = logging.getLogger(__name__)
 
@@ -143,16 +146,24 @@ def group_size_counts(kept_of_duplicates: Any) -> dict[int, int]:
 
 
 def write_by_file(by_file_dir: str, ids: Any, file_index: Any, name: str) -> None:
-    """Write duplicate ``ids`` into the per-input-file index under ``by_file_dir``: the ids found
-    in input file ``i`` go to ``f{i:05d}/{name}.parquet`` (``file_index[k]`` is the file of
-    ``ids[k]``), so the removal of file ``i`` reads only those (see
-    :class:`RemoveDuplicatesStage`). Written before the reduce step's own output, so a resumed
+    """Write duplicate ``ids`` into the per-input-file index under ``by_file_dir``: one
+    segmented file ``{name}.arrow`` per writer whose segment ``i`` holds the ids found in input
+    file ``i`` (``file_index[k]`` is the file of ``ids[k]``), so the removal of file ``i`` reads
+    only those (see :class:`RemoveDuplicatesStage`) and the index has one file per writer, not
+    one per writer and input file. Written before the reduce step's own output, so a resumed
     run that finds that output finds the index too."""
-    files = np.asarray(file_index)
-    for i in np.unique(files).tolist():
-        sel = pa.array(np.flatnonzero(files == i))
-        write_parquet(pa.table({"id": pa.array(ids).take(sel)}),
-                      join_path(by_file_dir, f"f{int(i):05d}", f"{name}.parquet"))
+    write_segments(pa.table({"id": ids if isinstance(ids, (pa.Array, pa.ChunkedArray))
+                             else pa.array(ids)}),
+                   np.asarray(file_index, dtype=np.int64),
+                   join_path(by_file_dir, f"{name}{SEGMENTS_EXT}"))
+
+
+def by_file_ids(by_file_dir: str, file_index: int) -> pa.Array:
+    """The duplicate ids found in input file ``file_index`` (from the index
+    :func:`write_by_file` made)."""
+    t = read_segment(segment_files(by_file_dir), file_index, ["id"])
+    return (t.column("id").combine_chunks() if t is not None
+            else pa.array([], pa.string()))
 
 
 def output_names(files: Sequence[str]) -> list[str]:
@@ -230,9 +241,9 @@ class RemoveDuplicatesStage(ManagedOutput, ProcessingStage[FileGroupTask, FileGr
         """The duplicate ids that can occur in ``task``'s input file."""
         if not self.by_file_dir:
             return self._ids
-        path = join_path(self.by_file_dir, f"f{int(task.metadata['file_index']):05d}")
-        return read_id_table(path).column("id").combine_chunks()
+        return by_file_ids(self.by_file_dir, int(task.metadata["file_index"]))
 
+    @releases_memory
     def process(self, task: FileGroupTask) -> FileGroupTask:
         src, out = task.data[0], self.output_file(task.metadata["output_name"])
         table = read_table(src, on_bad=lambda line, n, err: self.reject(
@@ -285,6 +296,9 @@ class DeduplicationWorkflow:
     bytes_per_partition = 256 * 2**20
     #: hash partitions of a shuffle (workflows that shuffle take it as a parameter)
     num_partitions: int | None = None
+    #: the version of the cache's file layout, part of the fingerprint: a cache written by a
+    #: version with another layout is recomputed, never misread
+    cache_layout = 2
     #: whether :meth:`identify` writes the per-file index (:func:`write_by_file`) that lets
     #: each removal worker load only its own file's duplicate ids
     writes_by_file = False
@@ -338,6 +352,7 @@ class DeduplicationWorkflow:
         self._timings: dict[str, float] = {}
         self._group_sizes: dict[int, int] = {}
         self._input_bytes = 0  # the input's size, noted by :meth:`fingerprint`
+        self._file_sizes: list[int] = []  # each input file's size, noted by :meth:`fingerprint`
 
     # -- helpers --------------------------------------------------------------------------------
     @property
@@ -445,8 +460,10 @@ class DeduplicationWorkflow:
         """A digest of the input files (paths, sizes, mtimes) and :meth:`parameters`; notes
         the input's total size for :meth:`shuffle_partitions` (one listing for both)."""
         listing = input_fingerprint(files)
-        self._input_bytes = sum(int(size or 0) for _, size, _ in listing)
-        doc = {"workflow": self.name, "files": listing, "parameters": self.parameters()}
+        self._file_sizes = [int(size or 0) for _, size, _ in listing]
+        doc = {"workflow": self.name, "files": listing, "parameters": self.parameters(),
+               "layout": self.cache_layout}
+        self._input_bytes = sum(self._file_sizes)
         return hashlib.sha256(json.dumps(doc, sort_keys=True, default=str).encode()).hexdigest()
 
     def prepare_outputs(self, files: Sequence[str]) -> str:

@@ -13,8 +13,9 @@ from dataclasses import MISSING, dataclass, field, fields
 from typing import Any
 
 __all__ = ["StageStats", "RunStats", "ReportField", "report_fields", "timeline_points",
-           "ScoreSketch", "MAX_REASONS", "MAX_TIMELINE_POINTS", "reason_cause", "peak_rss_mb",
-           "process_peak_rss_mb", "DEDUP_GROUP_SIZES", "SOURCE_BYTES_KEY", "INPUT_BYTES_COUNTER"]
+           "ScoreSketch", "MAX_REASONS", "MAX_TIMELINE_POINTS", "MAX_TIMELINE_SLOTS", "Timeline",
+           "reason_cause", "peak_rss_mb", "process_peak_rss_mb", "DEDUP_GROUP_SIZES",
+           "SOURCE_BYTES_KEY", "INPUT_BYTES_COUNTER"]
 
 #: metadata of every partition: its bytes of input (a block's share of its file), which the
 #: executors count as read when a stage consumes the partition (the run's overall progress)
@@ -189,16 +190,41 @@ def _figure(doc: str, default: Any = 0, *, schema: dict[str, Any] = _COUNT,
 
 
 MAX_TIMELINE_POINTS = 120
+#: slots a stage's timeline keeps at most: past that its slots double in width, so a long run's
+#: statistics stay the same size (a run under ~17 minutes keeps one slot per second)
+MAX_TIMELINE_SLOTS = 1024
+
+
+class Timeline(dict):
+    """Items per second of the run as ``{slot start second: items}``, each slot ``step``
+    seconds wide (1 until the run outgrows :data:`MAX_TIMELINE_SLOTS`, then doubled as often
+    as needed)."""
+
+    step: int = 1
+
+    def add(self, second: int, items: float) -> None:
+        """Add ``items`` to the slot holding ``second``."""
+        key = second - second % self.step
+        self[key] = self.get(key, 0) + items
+        if len(self) > MAX_TIMELINE_SLOTS:
+            self.step *= 2
+            merged: dict[int, float] = {}
+            for k, v in self.items():
+                merged[k - k % self.step] = merged.get(k - k % self.step, 0) + v
+            self.clear()
+            self.update(merged)
 
 
 def timeline_points(per_second: dict[int, float],
                     points: int = MAX_TIMELINE_POINTS) -> list[list[float]]:
     """``[[start_s, items_per_s], ...]``: items in per second, in at most ``points`` equal
-    buckets from the run's start (empty seconds included as 0)."""
+    buckets from the run's start (empty seconds included as 0); a :class:`Timeline`'s buckets
+    are whole slots."""
     if not per_second:
         return []
-    span = int(max(per_second)) + 1
-    width = max(1, -(-span // points))
+    step = getattr(per_second, "step", 1)
+    span = int(max(per_second)) + step
+    width = step * max(1, -(-span // (points * step)))
     sums: dict[int, float] = {}
     for sec, n in per_second.items():
         sums[sec // width] = sums.get(sec // width, 0) + n
@@ -250,7 +276,7 @@ class StageStats:
     timeline: dict[int, float] = _figure(
         f"`[[start_s, items_per_s], ...]`: items the stage received per second of the run, in "
         f"at most {MAX_TIMELINE_POINTS} equal buckets from the start (the HTML report plots it)",
-        factory=dict, schema=_TIMELINE_SCHEMA, to_json=timeline_points, show=False)
+        factory=Timeline, schema=_TIMELINE_SCHEMA, to_json=timeline_points, show=False)
     """Items in per second of the run (second since the start -> items, each call's items spread
     over the seconds it was busy), for the reports."""
     histograms: dict[str, ScoreSketch] = _figure(
@@ -323,14 +349,16 @@ def _spread(timeline: dict[int, float], items: int, end: float, busy_s: float) -
     """Add ``items`` to the per-second ``timeline`` spread evenly over the call that processed
     them (``busy_s`` seconds ending at ``end``, run-relative), so the reports plot a rate, not
     the moments tasks finished."""
+    add = timeline.add if isinstance(timeline, Timeline) else (
+        lambda sec, n: timeline.__setitem__(sec, timeline.get(sec, 0) + n))
     start = max(end - busy_s, 0.0)
     if end - start < 1e-3:
-        timeline[int(end)] = timeline.get(int(end), 0) + items
+        add(int(end), items)
         return
     sec = int(start)
     while sec < end:
         overlap = min(end, sec + 1) - max(start, sec)
-        timeline[sec] = timeline.get(sec, 0) + items * overlap / (end - start)
+        add(sec, items * overlap / (end - start))
         sec += 1
 
 

@@ -4,11 +4,12 @@ On the cluster the graph is never gathered anywhere: :func:`run_components` runs
 *large-star* / *small-star* algorithm (Kiveris et al., "Connected Components in MapReduce and
 Beyond", SoCC 2014), each step one :class:`StarStepStage` over ``num_partitions`` hash partitions
 of the nodes. A step directory holds the graph as canonical edges ``(lo, hi)`` with ``lo < hi``,
-each written twice: into the partition of ``lo`` (``*-lo.parquet``) and of ``hi``
-(``*-hi.parquet``)::
+each written twice: into the partition of ``lo`` (segment ``2 * partition``) and of ``hi``
+(segment ``2 * partition + 1``) of its writer's one segmented file
+(:mod:`curator.dedup.segments`)::
 
-    work_dir/r{step:03d}/q{partition:05d}/{writer}-{lo|hi}.parquet   (columns lo, hi)
-    work_dir/r{step:03d}/_done/q{partition:05d}.parquet                (the writer's counts)
+    work_dir/r{step:03d}/{writer}.arrow                    (columns lo, hi)
+    work_dir/r{step:03d}/_done/q{partition:05d}.parquet    (the writer's counts)
 
 Step ``r`` reads ``r{r}`` and writes ``r{r+1}`` (duplicate edges are dropped when read).
 
@@ -32,8 +33,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 from curator.dedup.io import write_parquet
+from curator.dedup.memory import releases_memory
+from curator.dedup.segments import read_segment, segment_files, write_segments
 from curator.dedup.workflow import done
-from curator.io import expand_paths, join_path
+from curator.io import join_path
 from curator.stages.base import ProcessingStage
 from curator.tasks import Task
 
@@ -116,29 +119,25 @@ def scatter_edges(a: np.ndarray, b: np.ndarray, out_dir: str, writer: str,
                   num_partitions: int) -> int:
     """Write the undirected edges ``a[i] — b[i]`` into a step directory (see the module doc):
     made canonical (``lo < hi``), self-loops dropped, each edge into the partition of ``lo`` and
-    of ``hi``, in files named after ``writer`` (unique per writer). Returns the edges written."""
+    of ``hi``, in the one file ``{writer}.arrow`` (unique per writer). Returns the edges
+    written."""
     a, b = np.asarray(a, np.int64), np.asarray(b, np.int64)
     lo, hi = np.minimum(a, b), np.maximum(a, b)
     keep = lo != hi
     lo, hi = lo[keep], hi[keep]
-    for role, key in (("lo", lo), ("hi", hi)):
-        for q, rows in split_by(hash_partition(key, num_partitions), num_partitions):
-            write_parquet(pa.table({"lo": lo[rows], "hi": hi[rows]}),
-                          join_path(out_dir, f"q{q:05d}", f"{writer}-{role}.parquet"))
+    segment = np.concatenate([2 * hash_partition(lo, num_partitions),
+                              2 * hash_partition(hi, num_partitions) + 1])
+    write_segments(pa.table({"lo": np.concatenate([lo, lo]), "hi": np.concatenate([hi, hi])}),
+                   segment, join_path(out_dir, f"{writer}.arrow"))
     return len(lo)
 
 
 def read_edges(directory: str, q: int, role: str) -> tuple[np.ndarray, np.ndarray]:
     """The distinct edges ``(lo, hi)`` of partition ``q`` of a step directory whose ``role``
     (``"lo"`` or ``"hi"``) node is in that partition, sorted."""
-    try:
-        files = [f for f in expand_paths(join_path(directory, f"q{q:05d}"), [".parquet"])
-                 if f.endswith(f"-{role}.parquet")]
-    except FileNotFoundError:
-        files = []
-    if not files:
+    t = read_segment(segment_files(directory), 2 * q + (role == "hi"))
+    if t is None:
         return np.empty(0, np.int64), np.empty(0, np.int64)
-    t = pa.concat_tables([pq.read_table(f) for f in files])
     return unique_pairs(t.column("lo").to_numpy(), t.column("hi").to_numpy())
 
 
@@ -162,6 +161,7 @@ class StarStepStage(ProcessingStage[Task, Task]):
         self.work_dir, self.step, self.num_partitions = work_dir, step, num_partitions
         self.name = "LargeStar" if step % 2 == 0 else "SmallStar"
 
+    @releases_memory
     def process(self, task: Task) -> Task:
         q = int(task.metadata["partition_index"])
         src, dst = step_dir(self.work_dir, self.step), step_dir(self.work_dir, self.step + 1)

@@ -3,18 +3,23 @@
 Phases (each a pipeline on the workflow's executor; every output is written atomically under
 ``cache_path`` and reused by a re-run, so a crashed run resumes). The driver only schedules: the
 candidate pairs, the graph and the duplicate ids stay in files under the cache, read and written
-by the workers one partition at a time; the driver sums a few counts per task.
+by the workers one partition at a time; the driver sums a few counts per task. Every shuffle is
+sort-based: a task writes one segmented file (:mod:`curator.dedup.segments`) with a segment
+per reader, so the cache holds one file per task, never one per task and reader.
 
-1. ``MinHashLSHStage`` per input file: MinHash signatures over character n-grams, split into
-   ``num_bands`` bands of ``minhashes_per_band`` values; each band's hash goes to a hash partition.
+1. ``MinHashLSHStage`` per group of input files (about ``bytes_per_group`` of input): MinHash
+   signatures over character n-grams, split into ``num_bands`` bands of ``minhashes_per_band``
+   values; each band's hash goes to a hash partition.
 2. ``LSHBucketsStage`` per partition: documents sharing a band hash become candidate pairs,
    hash-partitioned by their first document into pair partitions.
 3. ``PairBucketsStage`` per pair partition drops repeated pairs and splits the partition into
-   verification buckets of about ``docs_per_bucket`` documents; ``CandidateDocsStage`` per input
-   file writes each bucket's candidate documents (ids and shingle sets).
-4. ``JaccardVerifyStage`` per bucket computes the true Jaccard similarity of the bucket's pairs,
-   so memory is bounded by a bucket, not the corpus. Pairs below ``jaccard_threshold`` are dropped
-   (``use_jaccard=True``); the others are the edges of the duplicate graph.
+   verification buckets of about ``docs_per_bucket`` documents; ``CandidateDocsStage`` per
+   group of input files writes each bucket's candidate documents (ids and texts,
+   zstd-compressed).
+4. ``JaccardVerifyStage`` per bucket computes the true Jaccard similarity of the bucket's pairs
+   from their shingle sets (made there, one bucket at a time), so memory is bounded by a bucket,
+   not the corpus. Pairs below ``jaccard_threshold`` are dropped (``use_jaccard=True``); the
+   others are the edges of the duplicate graph.
 5. Connected components of that graph, on the workers: rounds of large-star / small-star steps
    over hash partitions of the documents (:func:`~curator_text.dedup.components.run_components`)
    until every group is a star around its first document in input order (the kept one). Then
@@ -24,13 +29,13 @@ by the workers one partition at a time; the driver sums a few counts per task.
 6. With ``perform_removal``, the input minus the duplicates is written to
    ``output_path/deduplicated`` (matched by id, so any partitioning of the same input works).
 
-On disk, under ``cache_path/fuzzy`` (kept after the run for a resume; delete it when done),
-measured on 1M realistic web documents (2.4 GB of JSONL, ``benchmarks/scale.py --dedup``):
-the band hashes (``buckets_*``, 18 bytes per document and band: 0.22 GB), the candidate pairs
-(``edges_*``, a few MB) and the verification work (``verify_*``: the candidate documents'
-shingle sets, 4 bytes per shingle: 2.1 GB on that corpus, where ~10% of the documents are
-copies), 2.4 GB in all, ~10k files. Bytes grow linearly with the input; the number of candidate
-files is input files x verification buckets.
+On disk, under ``cache_path/fuzzy`` (kept after the run for a resume; delete it when done): the
+band hashes (``buckets_*``, one file per group of input files, ~190 bytes per document), the
+candidate pairs (``edges_*``, one file per partition), the verification work (``verify_*``:
+pairs and needed rows per pair partition, the candidate documents' texts per file group, then
+the ids and the components' steps), and the removal index (``by_file``, one file per
+partition). Bytes and files grow linearly with the input; figures at 1M and 10M documents are
+in ``benchmarks/scale.py``.
 """
 
 from __future__ import annotations
@@ -40,10 +45,10 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-from curator.dedup.workflow import DeduplicationWorkflow
+from curator.dedup.workflow import ID_BASE_KEY, DeduplicationWorkflow
 from curator.errors import ConfigError
 from curator.io import atomic_write, get_fs, join_path
-from curator.tasks import Task
+from curator.tasks import FileGroupTask, Task
 
 from curator_text.dedup.components import run_components, step_dir
 from curator_text.dedup.stages import (
@@ -98,6 +103,9 @@ class FuzzyDeduplicationWorkflow(DeduplicationWorkflow):
     #: candidate documents per Jaccard verification bucket (bounds one task's memory); each
     #: pair partition is split into as many buckets as it needs
     docs_per_bucket = 8_192
+    #: input bytes (as stored) per map task (MinHash, candidate documents): its output is one
+    #: file, read in part by every hash partition or verification bucket
+    bytes_per_group = 64 * 2**20
 
     def __init__(self, input_path: str | Sequence[str], output_path: str, *,
                  text_field: str = "text", char_ngrams: int = 24, num_bands: int = 20,
@@ -152,16 +160,19 @@ class FuzzyDeduplicationWorkflow(DeduplicationWorkflow):
 
     def identify(self, files: list[str]) -> int:
         parts = self.shuffle_partitions(files)
-        buckets = self._cache(f"buckets_{parts}")
+        groups = self.file_group_tasks(files)
+        # the map tasks' files are named by group: their layout is part of the directory name
+        layout = f"{parts}_g{len(groups)}x{self.bytes_per_group >> 20}m"
+        buckets = self._cache(f"buckets_{layout}")
         self.run_stage(MinHashLSHStage(self.text_field, buckets, parts,
                                        char_ngrams=self.char_ngrams, num_bands=self.num_bands,
                                        minhashes_per_band=self.minhashes_per_band,
                                        seed=self.seed, method=self.minhash_method,
                                        word_ngrams=self.word_ngrams),
-                       self.file_tasks(files))
-        edges_dir = self._cache(f"edges_{parts}")
+                       groups)
+        edges_dir = self._cache(f"edges_{layout}")
         self.run_stage(LSHBucketsStage(buckets, edges_dir, parts), self.partition_tasks(parts))
-        work = self._verify(files, parts, edges_dir)
+        work = self._verify(groups, parts, edges_dir, layout)
         final = run_components(self.run_stage, self.partition_tasks, join_path(work, "cc"), parts)
         labels = join_path(work, "labels")
         self.run_stage(DuplicateLabelsStage(final, join_path(work, "ids"), labels,
@@ -172,36 +183,60 @@ class FuzzyDeduplicationWorkflow(DeduplicationWorkflow):
         self._write_duplicates(out_dir)
         return sum(int(t.metadata["duplicates"]) for t in out)
 
-    def _verify(self, files: list[str], parts: int, edges_dir: str) -> str:
+    def _verify(self, groups: list[FileGroupTask], parts: int, edges_dir: str,
+                layout: str) -> str:
         """Verify the candidate pairs; returns the work directory whose ``cc/r000`` holds the
         kept pairs (the components' first step) and ``ids`` their documents' ids.
 
         :class:`PairBucketsStage` drops repeated pairs per pair partition and splits each into
         buckets of about :attr:`docs_per_bucket` documents; :class:`CandidateDocsStage` writes
-        each bucket's documents (ids and shingle sets) from each input file, and
+        each bucket's documents (ids and texts) from each group of input files (``groups``), and
         :class:`JaccardVerifyStage` verifies one bucket at a time, so no process holds more
         than a bucket's shingle sets.
         """
         threshold = self.jaccard_threshold if self.use_jaccard else None
-        tag = f"{parts}_d{self.docs_per_bucket}_{'j' if self.use_jaccard else 'ids'}"
+        tag = f"{layout}_d{self.docs_per_bucket}_{'j' if self.use_jaccard else 'ids'}"
         work = self._cache(f"verify_{tag}" + (f"_t{threshold:g}" if self.use_jaccard else ""))
         pairs_dir, need_dir = join_path(work, "pairs"), join_path(work, "need")
         docs_dir = join_path(work, "candidates")
+        starts = [int(g.metadata["files"][0]["file_index"]) for g in groups]
         out = self.run_stage(PairBucketsStage(edges_dir, pairs_dir, need_dir,
-                                              self.docs_per_bucket),
+                                              self.docs_per_bucket, starts),
                              self.partition_tasks(parts))
         self.run_stage(CandidateDocsStage(self.text_field, self.id_field, need_dir, docs_dir,
-                                          self.char_ngrams, self.use_jaccard,
-                                          word_ngrams=self.word_ngrams),
-                       self.file_tasks(files))
+                                          self.use_jaccard), groups)
         verify = [Task(task_id=f"verify_{bucket_name(b)}", dataset_name=self.name, data=b,
                        metadata={"bucket": b})
                   for t in out for s in range(int(t.metadata["buckets"]))
                   for b in [bucket_id(int(t.metadata["partition_index"]), s)]]
         self.run_stage(JaccardVerifyStage(pairs_dir, docs_dir, join_path(work, "ids"),
-                                          step_dir(join_path(work, "cc"), 0), parts, threshold),
+                                          step_dir(join_path(work, "cc"), 0), parts, threshold,
+                                          char_ngrams=self.char_ngrams,
+                                          word_ngrams=self.word_ngrams),
                        verify)
         return work
+
+    def file_group_tasks(self, files: list[str]) -> list[FileGroupTask]:
+        """One task per run of consecutive input files of about :attr:`bytes_per_group` bytes
+        (one file at least): the map tasks of the shuffles (MinHash, candidate documents), each
+        writing one file, so the reads of the shuffles (groups x partitions, groups x buckets)
+        stay few as the input grows."""
+        tasks = self.file_tasks(files)
+        sizes = self._file_sizes or [self.bytes_per_group // 16] * len(files)  # not listed
+        groups: list[list[FileGroupTask]] = []
+        held = self.bytes_per_group
+        for t, size in zip(tasks, sizes, strict=True):
+            if held >= self.bytes_per_group:
+                groups.append([])
+                held = 0
+            groups[-1].append(t)
+            held += size
+        return [FileGroupTask(task_id=f"group_{g:05d}", dataset_name=self.name,
+                              data=[t.data[0] for t in group],
+                              metadata={"group_index": g, "files": [
+                                  {k: v for k, v in t.metadata.items()
+                                   if k in ("file_index", ID_BASE_KEY)} for t in group]})
+                for g, group in enumerate(groups)]
 
     def _write_duplicates(self, out_dir: str) -> None:
         """Copy the per-partition duplicate lists into ``duplicates/fuzzy.parquet``, one record

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 import numpy as np
 
 __all__ = ["shingle_hashes", "minhash_signatures", "band_hashes", "doc_shingle_sets",
-           "hash_params"]
+           "shingle_set_table", "hash_params"]
 
 _BASE = np.uint64(0x100000001B3)
 _BASE_INV = np.uint64(pow(0x100000001B3, -1, 2**64))
@@ -209,8 +209,8 @@ def band_hashes(signatures: np.ndarray, num_bands: int, minhashes_per_band: int)
     return h
 
 
-_BLOCK_CHARS = 1 << 21
-"""Characters hashed together by ``doc_shingle_sets`` (bounds its temporary memory)."""
+_BLOCK_CHARS = 1 << 18
+"""Characters hashed together by :func:`shingle_set_table` (bounds its temporary memory)."""
 
 
 def _shingles(texts: Sequence[str], char_ngrams: int,
@@ -222,35 +222,50 @@ def _shingles(texts: Sequence[str], char_ngrams: int,
     return shingle_hashes(texts, char_ngrams)
 
 
-def doc_shingle_sets(texts: Sequence[str], char_ngrams: int,
-                     word_ngrams: int | None = None) -> list[np.ndarray]:
-    """The sorted unique 32-bit shingle hashes of each text (for exact Jaccard similarity).
+def shingle_set_table(texts: Sequence[str], char_ngrams: int,
+                      word_ngrams: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The sorted unique 32-bit shingle hashes of each text (for exact Jaccard similarity), as
+    one array: ``(values, offsets)``, text ``i``'s set is ``values[offsets[i]:offsets[i + 1]]``.
 
     Texts are hashed in blocks of about ``_BLOCK_CHARS`` characters, so the temporary arrays
-    do not grow with the number of texts."""
-    out: list[np.ndarray] = []
+    do not grow with the number of texts; one array instead of one per text gives its memory
+    back whole when freed."""
+    values: list[np.ndarray] = []
+    sizes: list[np.ndarray] = []
     ends = np.cumsum(np.fromiter((len(t) for t in texts), dtype=np.int64, count=len(texts)))
     start = 0
     while start < len(texts):
         before = int(ends[start - 1]) if start else 0
         stop = max(start + 1, int(np.searchsorted(ends, before + _BLOCK_CHARS, side="right")))
-        out += _shingle_sets(texts[start:stop], char_ngrams, word_ngrams)
+        v, n = _shingle_sets(texts[start:stop], char_ngrams, word_ngrams)
+        values.append(v)
+        sizes.append(n)
         start = stop
-    return out
+    offsets = np.zeros(len(texts) + 1, np.int64)
+    if sizes:
+        np.cumsum(np.concatenate(sizes), out=offsets[1:])
+    return (np.concatenate(values) if values else np.empty(0, np.uint32)), offsets
+
+
+def doc_shingle_sets(texts: Sequence[str], char_ngrams: int,
+                     word_ngrams: int | None = None) -> list[np.ndarray]:
+    """The sorted unique 32-bit shingle hashes of each text (:func:`shingle_set_table` split
+    into one array per text)."""
+    values, offsets = shingle_set_table(texts, char_ngrams, word_ngrams)
+    return np.split(values, offsets[1:-1])
 
 
 def _shingle_sets(texts: Sequence[str], char_ngrams: int,
-                  word_ngrams: int | None = None) -> list[np.ndarray]:
+                  word_ngrams: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The sets of ``texts`` back to back and their sizes: one sort of ``text << 32 | hash``
+    (each text's hashes sorted, repeats dropped)."""
     x, counts = _shingles(texts, char_ngrams, word_ngrams)
     with np.errstate(over="ignore"):
-        x = (_mix(x) >> np.uint64(32)).astype(np.uint32)
-    return [_sorted_unique(part) for part in np.split(x, np.cumsum(counts)[:-1])]
-
-
-def _sorted_unique(values: np.ndarray) -> np.ndarray:
-    """``np.unique`` for one document's hashes: a sort and a mask (NumPy 2.3's hash-based
-    ``unique`` is about ten times slower on arrays of this size)."""
-    values = np.sort(values)
-    if len(values) < 2:
-        return values
-    return values[np.concatenate(([True], values[1:] != values[:-1]))]
+        x = _mix(x) >> np.uint64(32)
+    x |= np.repeat(np.arange(len(counts), dtype=np.uint64), counts) << np.uint64(32)
+    x.sort()
+    keep = np.ones(len(x), bool)
+    np.not_equal(x[1:], x[:-1], out=keep[1:])
+    x = x[keep]
+    sizes = np.bincount((x >> np.uint64(32)).astype(np.int64), minlength=len(counts))
+    return x.astype(np.uint32), sizes
