@@ -11,6 +11,13 @@ Duplicates (exact and near copies) are drawn within a chunk. Ground-truth labels
     uv run python benchmarks/scale.py DATA_DIR 10000000 [--procs 2]     # generate only
     uv run python benchmarks/scale.py DATA_DIR 10000000 --compare 1000000 --workdir W  # filters
     uv run python benchmarks/scale.py DATA_DIR 1000000 --dedup --workdir W             # fuzzy dedup
+
+Disk: the 10M corpus takes 8.9 GB (26 GB as plain JSONL; the 1M corpus is its first chunk,
+hard-linked); the filters' output (~7.5 GB at 10M) and the dedup cache are deleted after each
+run. Measured on 2 cores at 10M documents: fuzzy dedup with its defaults took 752 s at a peak of
+538 MB; its cache held 3.8 GB in 1,860 files: the band hashes (1.9 GB, one file per 64 MB group
+of input), the candidate documents' texts (1.6 GB), the components' steps (91 MB), pairs, ids,
+labels and the removal index (~80 MB); the duplicates list 13 MB.
 """
 
 from __future__ import annotations
@@ -23,7 +30,7 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from multiprocessing import get_context
 
-__all__ = ["CHUNK_DOCS", "SHARD_DOCS", "generate_scale", "run_dedup"]
+__all__ = ["CHUNK_DOCS", "SHARD_DOCS", "generate_scale", "run_dedup", "score_duplicates"]
 
 #: documents per zstd JSONL shard (~10 MB raw, ~3.8 MB compressed)
 SHARD_DOCS = 4_000
@@ -183,8 +190,11 @@ def run_dedup(raw: str, workdir: str, keep: str | None = None) -> dict:
         peak = max((r for t, r in samples if t0 <= t <= t1), default=0)
         per_phase[name] = max(per_phase.get(name, 0), peak)
     sizes = _tree_size(out)
+    found = os.path.join(out, "duplicates", "fuzzy.parquet")
+    res.update(zip(("precision", "recall", "false_removals"), score_duplicates(raw, found),
+                   strict=True))
     if keep:
-        shutil.copyfile(os.path.join(out, "duplicates", "fuzzy.parquet"), keep)
+        shutil.copyfile(found, keep)
     res.update(peak_rss_mb=round(max(r for _, r in samples) / 2**20),
                phase_peak_mb={k: round(v / 2**20) for k, v in per_phase.items()},
                phase_s={}, disk_mb=round(sum(b for _, b in sizes.values()) / 1e6),
@@ -194,6 +204,27 @@ def run_dedup(raw: str, workdir: str, keep: str | None = None) -> dict:
         res["phase_s"][name] = round(res["phase_s"].get(name, 0) + t1 - t0, 1)
     shutil.rmtree(out, ignore_errors=True)
     return res
+
+
+def score_duplicates(raw: str, duplicates: str) -> tuple[float, float, int]:
+    """(precision, recall, false removals) of the duplicates list ``duplicates`` against the
+    ground truth generated with ``raw`` (``raw.labels/``: each document's planted group)."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.csv as pc
+    import pyarrow.parquet as pq
+    from dedup import score
+
+    labels = pa.concat_tables([
+        pc.read_csv(f, parse_options=pc.ParseOptions(delimiter="\t"),
+                    convert_options=pc.ConvertOptions(include_columns=["id", "root"]))
+        for f in sorted(glob.glob(os.path.join(raw + ".labels", "labels-*.tsv")))])
+    ids = labels.column("id").to_numpy()
+    root = np.empty(int(ids.max()) + 1, np.int64)
+    root[ids] = labels.column("root").to_numpy()
+    removed = pq.read_table(duplicates, columns=["id"]).column("id").to_numpy()
+    p, r, bad = score(removed.astype(np.int64), root)
+    return round(p, 5), round(r, 5), int(bad)
 
 
 def compare_filters(data_dir: str, sizes: list[int], workdir: str, rounds: int = 1) -> None:

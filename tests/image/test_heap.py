@@ -1,56 +1,14 @@
-"""Decoding stages fix glibc's mmap threshold (once, unless the user set it) so freed image and
-frame buffers leave the process, and trim the heap after each task; the image reader does."""
+"""The image reader fixes the mmap threshold and trims the heap after each task (the helpers:
+``tests/core/test_heap.py``)."""
 
 from __future__ import annotations
 
-import pytest
-from curator_image import heap
+from ..core.test_heap import MAPPED, libc  # noqa: F401 - the fixture
 
 
-class FakeLibc:
-    def __init__(self) -> None:
-        self.calls: list[tuple] = []
-
-    def mallopt(self, param: int, value: int) -> int:
-        self.calls.append(("mallopt", param, value))
-        return 1
-
-    def malloc_trim(self, pad: int) -> int:
-        self.calls.append(("malloc_trim", pad))
-        return 1
-
-
-@pytest.fixture
-def libc(monkeypatch) -> FakeLibc:
-    fake = FakeLibc()
-    monkeypatch.setattr(heap, "_STATE", {"libc": fake})
-    monkeypatch.delenv("MALLOC_MMAP_THRESHOLD_", raising=False)
-    return fake
-
-
-MAPPED = ("mallopt", -3, heap.MMAP_THRESHOLD)
-
-
-def test_threshold_is_fixed_once_and_the_heap_trimmed(libc) -> None:
-    heap.keep_big_blocks_mapped()
-    heap.keep_big_blocks_mapped()
-    heap.trim_heap()
-    assert libc.calls == [MAPPED, ("malloc_trim", 0)]
-
-
-def test_a_threshold_the_user_set_is_left_alone(libc, monkeypatch) -> None:
-    monkeypatch.setenv("MALLOC_MMAP_THRESHOLD_", "65536")
-    heap.keep_big_blocks_mapped()
-    assert libc.calls == []
-
-
-def test_the_image_reader_calls_them(libc, shards) -> None:
+def test_the_image_reader_calls_them(libc, shards) -> None:  # noqa: F811
     from curator import FileGroupTask
     from curator_image.io.reader import WebDatasetReaderStage
 
     WebDatasetReaderStage().process(FileGroupTask("t", "d", [shards[0]]))
     assert libc.calls == [MAPPED, ("malloc_trim", 0)]
-
-
-def test_real_libc_calls_do_not_fail() -> None:
-    heap.trim_heap()  # glibc here; elsewhere a no-op

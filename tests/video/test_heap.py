@@ -1,12 +1,12 @@
 """The video decoding stages keep big buffers mapped and trim the heap after each task (see
-``tests/image/test_heap.py`` for the helpers themselves)."""
+``tests/core/test_heap.py`` for the helpers themselves)."""
 
 from __future__ import annotations
 
 from curator.stages.lifecycle import ensure_setup
 from curator_video import ClipFrameExtractionStage, ClipTranscodingStage, FixedStrideSplitStage
 
-from ..image.test_heap import MAPPED, libc  # noqa: F401 - the fixture
+from ..core.test_heap import MAPPED, libc  # noqa: F401 - the fixture
 
 
 def test_frame_extraction_and_transcoding_call_them(libc, load_video) -> None:  # noqa: F811

@@ -12,9 +12,9 @@ follows.
 
 from __future__ import annotations
 
-import importlib
 import os
-from typing import Any
+
+from curator._lazy import lazy_exports
 
 # Hugging Face's per-model progress bars ("Loading weights", "Writing model shards") would print
 # for every model a stage loads, in every worker; Curator shows its own progress. Read when
@@ -59,15 +59,5 @@ _EXPORTS: dict[str, str] = {
 __all__ = [*_EXPORTS, "__version__"]
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'curator' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value  # later lookups skip __getattr__
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_EXPORTS})
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
 

@@ -116,7 +116,7 @@ class ClipFrameExtractionStage(ProcessingStage[VideoTask, VideoTask]):
         return max(1, w * h * 3)
 
     def process(self, task: VideoTask) -> VideoTask | None:
-        from curator_image.heap import keep_big_blocks_mapped, trim_heap
+        from curator.heap import keep_big_blocks_mapped, trim_heap
 
         from curator_video.decode import open_decord, read_frames
 

@@ -63,7 +63,7 @@ class ClipTranscodingStage(ProcessingStage[VideoTask, VideoTask]):
         if not video.clips:
             return task
         import av  # noqa: F401 - a missing library fails the task, it is not a bad file
-        from curator_image.heap import keep_big_blocks_mapped, trim_heap
+        from curator.heap import keep_big_blocks_mapped, trim_heap
 
         keep_big_blocks_mapped()
         try:

@@ -13,22 +13,11 @@ import functools
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from curator.heap import trim_heap
+
 __all__ = ["release_memory", "releases_memory"]
 
 F = TypeVar("F", bound=Callable[..., Any])
-_LIBC: list[Any] = []
-
-
-def _libc() -> Any:
-    if not _LIBC:
-        import ctypes
-
-        try:  # the process's own symbols (ctypes.util.find_library would fork ldconfig)
-            libc = ctypes.CDLL(None)
-            _LIBC.append(libc if hasattr(libc, "malloc_trim") else None)
-        except OSError:
-            _LIBC.append(None)
-    return _LIBC[0]
 
 
 def release_memory() -> None:
@@ -37,9 +26,7 @@ def release_memory() -> None:
     import pyarrow as pa
 
     pa.default_memory_pool().release_unused()
-    libc = _libc()
-    if libc is not None:
-        libc.malloc_trim(0)
+    trim_heap()
 
 
 def releases_memory(process: F) -> F:

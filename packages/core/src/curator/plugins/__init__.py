@@ -3,8 +3,7 @@ imported on first use (a run on a built-in executor loads none of it)."""
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from curator._lazy import lazy_exports
 
 _EXPORTS: dict[str, str] = {
     **dict.fromkeys(("HOOK_KINDS", "HOOK_NAMES", "hookimpl", "hookspec"),
@@ -20,14 +19,4 @@ _EXPORTS: dict[str, str] = {
 __all__ = list(_EXPORTS)
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'curator.plugins' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value  # later lookups skip __getattr__
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_EXPORTS})
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

@@ -101,7 +101,7 @@ class WebDatasetReaderStage(ProcessingStage[FileGroupTask, ImageBatch]):
                 f"was given no file_paths. Pass ImageReaderStage(file_paths=<dir, glob or list "
                 f"of .tar>), or put FilePartitioningStage(file_paths=..., file_extensions="
                 f"['.tar']) before it (NeMo Curator's image tutorial does)")
-        from curator_image.heap import keep_big_blocks_mapped, trim_heap
+        from curator.heap import keep_big_blocks_mapped, trim_heap
 
         keep_big_blocks_mapped()
         samples: list[tuple[str, Any]] = []

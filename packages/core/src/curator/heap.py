@@ -5,8 +5,8 @@ and it raises that threshold to the size of every mapped block freed (up to 32 M
 first decoded image, video frame or batch buffer is freed, buffers of every size up to it come
 from the arenas of the threads that decode (the image reader's decoding threads, decord's
 thread started at every seek, FFmpeg's frame threads), and what they free stays resident: a
-run's memory creeps up by every arena's high-water mark. Used by the image reader and the video
-stages (``curator_video`` imports it from here); no-ops where the C library is not glibc.
+run's memory creeps up by every arena's high-water mark. Used by the image reader, the video
+stages and the deduplication tasks; no-ops where the C library is not glibc.
 """
 
 from __future__ import annotations
