@@ -13,8 +13,8 @@ Duplicates (exact and near copies) are drawn within a chunk. Ground-truth labels
     uv run python benchmarks/scale.py DATA_DIR 1000000 --dedup --workdir W             # fuzzy dedup
 
 Disk: the 10M corpus takes 8.9 GB (26 GB as plain JSONL; the 1M corpus is its first chunk,
-hard-linked); the filters' output (~7.5 GB at 10M) and the dedup cache are deleted after each
-run. Measured on 2 cores at 10M documents: fuzzy dedup with its defaults took 752 s at a peak of
+hard-linked); the filters' output (plain JSONL: 2.1 GB at 1M, ~21 GB at 10M) and the dedup
+cache are deleted after each run. Measured on 2 cores at 10M documents: fuzzy dedup with its defaults took 752 s at a peak of
 538 MB; its cache held 3.8 GB in 1,860 files: the band hashes (1.9 GB, one file per 64 MB group
 of input), the candidate documents' texts (1.6 GB), the components' steps (91 MB), pairs, ids,
 labels and the removal index (~80 MB); the duplicates list 13 MB.

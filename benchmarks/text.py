@@ -11,6 +11,7 @@ the pipeline's own read → write.
     uv run python benchmarks/text.py --stage-cpu 50000   # CPU per document of each stage, one thread
     uv run python benchmarks/text.py --plain --layout 1x259MB --repeat 3   # the user's plain code
     uv run python benchmarks/text.py --first-run --layout 8x32MB --repeat 3  # a machine's first run
+    uv run python benchmarks/text.py --plain --input DIR --repeat 3   # your own JSONL files
     uv run python benchmarks/text.py --plain --scale 1000000 --repeat 3 --data-dir /data/curator
     uv run python benchmarks/text.py --scale 1000000 --dedup --data-dir /data/curator
 
@@ -21,7 +22,7 @@ its children) is what a user's script uses. ``--layout`` picks the files: 1x1GB,
 generates N documents once as zstd-compressed JSONL shards of 4,000 documents (~10 MB raw; a
 compressed file smaller than the 4 MiB block is one task; a bigger one is read in blocks of its
 decompressed bytes) under ``--data-dir`` (outside the repository; 1M documents take
-~0.95 GB there, 10M ~9.5 GB, plus the uncompressed output of one run, 2.4 / 24 GB, deleted after
+0.9 GB there, 10M 8.9 GB, plus the uncompressed output of one run, 2.1 / 21 GB, deleted after
 it; generated in parallel chunks of 1M, see benchmarks/scale.py) and runs on them. ``--dedup``
 runs fuzzy dedup on them instead (peak per phase, and what its cache holds on disk).
 
@@ -138,6 +139,11 @@ def kept_digest(out_dir: str) -> tuple[int, str]:
         with open(path) as fh:
             ids += [json.loads(line)["id"] for line in fh]
     return len(ids), hashlib.sha256("\n".join(sorted(map(str, ids))).encode()).hexdigest()[:16]
+
+
+def _count_lines(path: str) -> int:
+    with open(path, "rb") as fh:
+        return sum(chunk.count(b"\n") for chunk in iter(lambda: fh.read(1 << 24), b""))
 
 
 LAYOUTS = {"1x1GB": (410_000, 1), "1x259MB": (100_000, 1), "8x32MB": (100_000, 8),
@@ -297,6 +303,9 @@ def main() -> int:
     ap.add_argument("--plain", action="store_true",
                     help="the reader as NeMo's docs call it (no blocksize, no executor flags), "
                          "each run in a fresh process")
+    ap.add_argument("--input", metavar="DIR",
+                    help="run on the (uncompressed) JSONL files in DIR, e.g. your own corpus, instead of a "
+                         "generated one; --docs is counted from them")
     ap.add_argument("--layout", choices=sorted(LAYOUTS),
                     help="files of the realistic corpus (sets --docs and --files)")
     ap.add_argument("--scale", type=int, default=0, metavar="DOCS",
@@ -331,6 +340,10 @@ def main() -> int:
             print(json.dumps(run_dedup(raw, args.workdir)), flush=True)
             print(f"load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
             return 0
+    elif args.input:
+        raw = args.input
+        args.docs = sum(_count_lines(p) for p in glob.glob(os.path.join(raw, "*.jsonl")))
+        args.files = len(glob.glob(os.path.join(raw, "*.jsonl*")))
     elif not os.path.isdir(raw):
         print(f"generating {args.docs} docs in {raw} …", flush=True)
         # in a child process: the generator's memory must not count in the peaks measured here
@@ -350,7 +363,7 @@ def main() -> int:
     if args.first_run:
         first_run(raw, args.workdir, args.docs, mb, args.repeat)
         return 0
-    print(f"corpus: {args.corpus}, {args.docs} docs, {mb:.0f} MB, {args.files} files; executor "
+    print(f"corpus: {args.input or args.corpus}, {args.docs} docs, {mb:.0f} MB, {args.files} files; executor "
           f"{args.executor}; {psutil.cpu_count()} cpus; load average "
           f"{' '.join(f'{x:.1f}' for x in os.getloadavg())}", flush=True)
     cluster = None
