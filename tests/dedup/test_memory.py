@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 from curator.dedup import memory
 
+from ..core.test_heap import libc  # noqa: F401 - the fixture
+
 
 def test_every_task_ends_with_a_release_even_a_failing_one(monkeypatch) -> None:
     from curator_text.dedup.stages import JaccardVerifyStage, MinHashLSHStage
@@ -26,5 +28,6 @@ def test_every_task_ends_with_a_release_even_a_failing_one(monkeypatch) -> None:
         assert stage.process.__wrapped__ is not None
 
 
-def test_release_memory_runs_here() -> None:
-    memory.release_memory()  # glibc's malloc_trim where there is one, Arrow's pool always
+def test_release_memory_trims_the_c_heap(libc) -> None:  # noqa: F811
+    memory.release_memory()  # Arrow's pool, then glibc's malloc_trim
+    assert libc.calls == [("malloc_trim", 0)]

@@ -70,7 +70,7 @@ class DocumentBatch(Task["pa.Table | pd.DataFrame"]):
         if rows is not None:
             d["_table"], d["_rows"] = d["_table"].take(rows), None
 
-    def __getstate__(self) -> dict[str, Any]:  # a selection crosses a pipe as its rows only
+    def __getstate__(self) -> dict[str, Any]:  # only the selected rows cross a pipe (taken)
         self._materialize()
         return self.__dict__
 

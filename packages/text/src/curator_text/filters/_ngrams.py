@@ -16,7 +16,7 @@ import numpy as np
 import pyarrow as pa
 
 from curator_text import _native
-from curator_text.filters._vec import TextView, text_view
+from curator_text.filters._vec import TextView, per_text
 
 __all__ = ["top_ngram_scores", "duplicate_ngram_scores", "ALL_BITS"]
 
@@ -40,7 +40,4 @@ def duplicate_ngram_scores(texts: pa.Array | TextView, n: int,
 
 
 def _scores(kernel, texts: pa.Array | TextView, n: int, hash_mask: np.uint64) -> np.ndarray:
-    view = texts if isinstance(texts, TextView) else text_view(texts)
-    out = np.empty(len(view), dtype=np.float64)
-    kernel(*view.args, int(n), int(hash_mask), out)
-    return out
+    return per_text(kernel, texts, int(n), int(hash_mask), dtype=np.float64)

@@ -12,6 +12,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from curator_text import _native
+from curator_text.filters import _ngrams
 from curator_text.filters import _vec as v
 from curator_text.filters.base import DocumentFilter
 from curator_text.filters.words import needs_segmenter, split_words
@@ -207,16 +208,9 @@ class RepeatingTopNGramsFilter(_MaxScore):
 
     @v.chunked
     def _score_chunk(self, texts: pa.Array | v.TextView) -> np.ndarray:
-        return _kernels().top_ngram_scores(texts, self._n)
+        return _ngrams.top_ngram_scores(texts, self._n)
 
     _score_view = _score_chunk
-
-
-def _kernels():
-    """The compiled n-gram kernels (``_ngrams``: numba is imported on first use)."""
-    from curator_text.filters import _ngrams
-
-    return _ngrams
 
 
 def _covered(text: str, ngram: str) -> float:
@@ -253,7 +247,7 @@ class RepeatingDuplicateNGramsFilter(_MaxScore):
 
     @v.chunked
     def _score_chunk(self, texts: pa.Array | v.TextView) -> np.ndarray:
-        return _kernels().duplicate_ngram_scores(texts, self._n)
+        return _ngrams.duplicate_ngram_scores(texts, self._n)
 
     _score_view = _score_chunk
 
