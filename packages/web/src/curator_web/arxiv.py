@@ -113,17 +113,78 @@ def _tex_files(raw: bytes) -> list[str]:
 
 
 _COMMENT = re.compile(r"(?<!\\)%.*")
-_NEWCOMMAND = re.compile(r"\\(?:newcommand|renewcommand)\*?\{?\\(\w+)\}?\{([^{}\n]*)\}")
-_DEF = re.compile(r"\\def\\(\w+)\{([^{}\n]*)\}")
+_DEFINITION = re.compile(r"\\(?:(?:(?:re)?new|provide)command\*?|def)(?![A-Za-z])\s*")
+_NAME = re.compile(r"\{\s*\\([A-Za-z]+)\s*\}|\\([A-Za-z]+)")
+_EXPANSION_ROUNDS = 8  # macros defined through other macros; bounded against \def\a{\a}
 _SECTION = re.compile(r"\\(?:section|chapter)\*?\{")
 _BIB = re.compile(r"\\begin\{thebibliography\}.*?\\end\{thebibliography\}|\\bibliography\{[^}]*\}",
                   re.S)
 
 
+def _group_end(tex: str, start: int) -> int | None:
+    """The index after the ``}`` closing the ``{`` at ``start`` (``\\{`` and ``\\}`` are
+    characters, not braces), or ``None`` when it is not closed."""
+    depth, i = 0, start
+    while i < len(tex):
+        c = tex[i]
+        if c == "\\":
+            i += 2
+            continue
+        if c == "{":
+            depth += 1
+        elif c == "}":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        i += 1
+    return None
+
+
+def _macros(tex: str) -> dict[str, str]:
+    """The argument-free macros a paper defines: ``\\newcommand`` / ``\\renewcommand`` /
+    ``\\providecommand`` (starred or not, the name braced or bare, spaces anywhere between
+    the parts) and ``\\def``, their bodies brace-balanced. Macros taking arguments are left
+    alone, as are definitions inside another definition's body."""
+    macros: dict[str, str] = {}
+    done = 0
+    for m in _DEFINITION.finditer(tex):
+        if m.start() < done:
+            continue
+        name = _NAME.match(tex, m.end())
+        if name is None:
+            continue
+        pos = name.end()
+        while pos < len(tex) and tex[pos] in " \t\n":
+            pos += 1
+        if pos >= len(tex) or tex[pos] != "{":  # [n] arguments, or \def's #1 parameters
+            continue
+        end = _group_end(tex, pos)
+        if end is None:
+            continue
+        macros[name.group(1) or name.group(2)] = tex[pos + 1:end - 1].strip()
+        done = end
+    return macros
+
+
+def _expand(body: str, macros: dict[str, str]) -> str:
+    """``body`` with each macro replaced by its definition, again while a definition uses
+    another macro (at most ``_EXPANSION_ROUNDS`` times)."""
+    if not macros:
+        return body
+    use = re.compile(r"\\(" + "|".join(sorted(map(re.escape, macros), key=len, reverse=True))
+                     + r")(?![A-Za-z])")
+    for _ in range(_EXPANSION_ROUNDS):
+        body, n = use.subn(lambda m: macros[m.group(1)], body)
+        if not n:
+            break
+    return body
+
+
 class ArxivExtractor(DocumentExtractor):
     """LaTeX -> text: drops comments, everything before the first ``\\section`` (preamble,
     abstract block), the bibliography and ``\\end{document}``; expands argument-free
-    ``\\newcommand`` / ``\\def`` macros. Papers with no section are dropped (counted)."""
+    ``\\newcommand`` / ``\\renewcommand`` / ``\\providecommand`` / ``\\def`` macros (bodies
+    with nested braces, macros defined through other macros). Papers with no section are dropped (counted)."""
 
     def output_columns(self) -> list[str]:
         return ["id", "source_id", "text"]
@@ -132,13 +193,12 @@ class ArxivExtractor(DocumentExtractor):
         parts = []
         for tex in record["content"]:
             tex = "\n".join(_COMMENT.sub("", line) for line in tex.splitlines())
-            macros = dict(_NEWCOMMAND.findall(tex)) | dict(_DEF.findall(tex))
+            macros = _macros(tex)
             m = _SECTION.search(tex)
             if m is None:
                 continue
             body = _BIB.sub("", tex[m.start():]).split("\\end{document}")[0]
-            for name, value in sorted(macros.items(), key=lambda kv: -len(kv[0])):
-                body = re.sub(rf"\\{name}(?![A-Za-z])", lambda _m, v=value: v, body)
+            body = _expand(body, macros)
             parts.append(re.sub(r"\n{3,}", "\n\n", body).strip())
         if not parts:
             return None
