@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Run NeMo Curator's own unit tests (8 files) against Curator through the import shim.
+# Run NeMo Curator's own unit tests (the lists in compat/nemo_tests/) against Curator through the
+# import shim.
 # Usage: compat/run_nemo_tests.sh /path/to/NVIDIA-NeMo-Curator-git-dir [pytest args...]
 # The git dir may be bare (from `fetch`); tests are read at commit $NEMO_COMMIT into a temp dir.
 set -euo pipefail
@@ -7,25 +8,28 @@ repo="${1:?usage: $0 NEMO_GIT_DIR [pytest args]}"; shift
 commit="${NEMO_COMMIT:-1e2e4275e}"
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(dirname "$here")"
-files=(
-  tests/stages/text/modules/test_filters.py
-  tests/stages/text/modules/test_modifiers.py
-  tests/stages/text/modules/test_add_id.py
-  tests/stages/text/filters/fasttext/test_fasttext_filters.py
-  tests/stages/common/test_base.py
-  tests/stages/common/test_function_decorators.py
-  tests/tasks/test_tasks.py
-  tests/pipelines/test_pipelines.py
-)
+# The NeMo test files come from compat/nemo_tests/*.txt (one list per package: a NeMo test path a
+# line, `# comments`, `data: path` for a file of NeMo's tree the tests read); NEMO_TESTS="a.txt b.txt"
+# picks lists.
+lists=(${NEMO_TESTS:-"$here"/nemo_tests/*.txt})
+files=()
+data=()
+for list in "${lists[@]}"; do
+  while IFS= read -r line || [ -n "$line" ]; do
+    line="${line%%#*}"; line="$(echo "$line" | xargs)"
+    [ -z "$line" ] && continue
+    case "$line" in
+      data:*) data+=("$(echo "${line#data:}" | xargs)") ;;
+      *) files+=("$line") ;;
+    esac
+  done < "$list"
+done
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
-for f in "${files[@]}"; do
+for f in "${files[@]}" "${data[@]}"; do
   mkdir -p "$tmp/$(dirname "$f")"
   git -C "$repo" show "$commit:$f" > "$tmp/$f"
 done
-# test data the tests read from NeMo's source tree
-mkdir -p "$tmp/nemo_curator/utils"
-git -C "$repo" show "$commit:nemo_curator/utils/code_meta.csv" > "$tmp/nemo_curator/utils/code_meta.csv"
 # GPU, Xenna-backend and Ray Serve tests are out of scope: deselect by marker and by name.
 cat > "$tmp/conftest.py" <<'PY'
 import pytest

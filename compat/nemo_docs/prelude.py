@@ -76,7 +76,6 @@ def _nemo() -> None:
 
 def _curator() -> None:
     import curator
-    from curator.executors import ray_client
 
     run = curator.Pipeline.run
 
@@ -85,7 +84,7 @@ def _curator() -> None:
         _record(list(result))
         return result
 
-    class NoClusterRayClient(ray_client.RayClient):
+    class NoClusterRayClient(curator.RayClient):  # the public name: survives module moves
         """The user's ``RayClient``: no cluster (Curator's Ray executors keep the real one)."""
 
         def start(self, *a, **k):

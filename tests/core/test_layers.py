@@ -29,8 +29,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     ("executors", frozenset({"executors", "cluster"})),
     ("pipeline", frozenset({"pipeline", "replay"})),
     ("workflows and specs", frozenset({"dedup", "spec"})),
-    ("entry points", frozenset({"cli", "__main__", "builtin_plugin", "testing", "migrate",
-                                "_migrate_exports"})),
+    ("entry points", frozenset({"cli", "__main__", "builtin_plugin", "testing", "migrate"})),
 )
 
 #: (importing module, imported top-level module) -> why it is allowed for now. Each entry is a

@@ -8,9 +8,12 @@ import sys
 import textwrap
 
 import pytest
-from curator._migrate_exports import EXPORTS
 from curator.cli import main as cli_main
-from curator.migrate import current_exports, exports, migrate_source
+from curator.migrate import current_exports, exports, migrate_source, rules
+from curator.plugins.hookspecs import hookimpl
+from curator.plugins.manager import build_registry, register_plugin, use_registry
+from curator.plugins.migration import MigrationRules
+from curator.plugins.registry import PluginInfo
 
 
 def _run(code: str) -> dict:
@@ -26,12 +29,65 @@ def test_every_mapped_name_imports_and_the_table_is_the_packages() -> None:
         mod = importlib.import_module(module)
         for name in names:
             assert hasattr(mod, name), f"{module}.{name} is in the table but does not import"
-    live = current_exports()
-    assert {m: sorted(n) for m, n in table.items()} == live  # installed: read from __all__
-    for module, names in EXPORTS.items():  # the snapshot (for packages not installed) is not
-        # stale: regenerate with python -m curator.migrate --print-exports > \
-        # packages/core/src/curator/_migrate_exports.py
-        assert names <= set(live[module]), sorted(names - set(live[module]))
+    assert {m: sorted(n) for m, n in table.items()} == current_exports()  # read from __all__
+
+
+def test_every_plugin_declares_its_own_rows_and_every_declared_name_imports() -> None:
+    registry = build_registry()
+    declared = {info.distribution: r for info, r in registry.migrations}
+    for dist in ("curator-core", "curator-text", "curator-image", "curator-audio",
+                 "curator-video", "curator-web"):
+        assert dist in declared, f"{dist} declares no migrate rules"
+    for dist, r in declared.items():
+        for module in r.curator_modules():
+            importlib.import_module(module)  # a module a package names must exist
+        for nemo, (module, name) in r.renames.items():
+            assert hasattr(importlib.import_module(module), name), (dist, nemo)
+        for prefix, _ in r.modules:
+            assert prefix.startswith("nemo_curator"), (dist, prefix)
+        for key, why in r.not_offered.items():
+            assert key.startswith("nemo_curator") and why.strip(), (dist, key)
+
+
+class _RulesPlugin:
+    """A third party's plugin declaring NeMo mappings through the hook alone."""
+
+    def __init__(self, rules: MigrationRules) -> None:
+        self.rules = rules
+
+    @hookimpl
+    def curator_migrate_rules(self) -> MigrationRules:
+        return self.rules
+
+
+def test_a_plugin_adds_mappings_and_reasons_without_editing_core() -> None:
+    registry = build_registry()
+    plugin = _RulesPlugin(MigrationRules(
+        modules=(("nemo_curator.stages.widgets", ("json",)),),
+        renames={"nemo_curator.stages.widgets.Decoder": ("json", "JSONDecoder")},
+        not_offered={"nemo_curator.stages.widgets.gpu": "needs a GPU widget"}))
+    register_plugin(registry, plugin, PluginInfo("widgets", "curator-widgets", "1.0"))
+    assert not registry.broken
+    src = ("from nemo_curator.stages.widgets import dumps, Decoder\n"
+           "from nemo_curator.stages.widgets.gpu import Fast\n")
+    with use_registry(registry):
+        assert rules().candidates("nemo_curator.stages.widgets.x") == ("json",)
+        res = migrate_source(src, "w.py")
+    assert res.text.splitlines()[0] == "from json import dumps, JSONDecoder as Decoder"
+    assert [str(u) for u in res.unmapped] == [
+        "w.py:2: nemo_curator.stages.widgets.gpu.Fast (needs a GPU widget)"]
+
+
+def test_a_plugin_returning_something_else_is_refused_with_what_to_return() -> None:
+    class Bad:
+        @hookimpl
+        def curator_migrate_rules(self):
+            return {"modules": ()}
+
+    registry = build_registry()
+    register_plugin(registry, Bad(), PluginInfo("bad", "curator-bad", "1.0"))
+    assert registry.broken and "return a curator.plugins.migration.MigrationRules" in \
+        registry.broken[-1].error
 
 
 def test_indented_and_multiline_imports() -> None:
@@ -160,16 +216,9 @@ def test_cli_writes_in_place_dry_run_diffs_and_reports(tmp_path, capsys) -> None
 
 
 def test_names_curator_does_not_offer_are_reported_with_the_reason() -> None:
-    src = ("from nemo_curator.models.client.llm_client import GenerationConfig\n"
-           "from nemo_curator.stages.synthetic.nemotron_cc.nemotron_cc import "
-           "KnowledgeListPostProcessingStage\n"
-           "from nemo_curator.utils import prompts\n")
+    src = "from nemo_curator.utils.decoder_utils import extract_video_metadata\n"
     res = migrate_source(src, "s.py")
     assert res.text == src  # kept, so the script fails loudly at that import
     assert [str(u) for u in res.unmapped] == [
-        "s.py:1: nemo_curator.models.client.llm_client.GenerationConfig (LLM clients are not "
-        "offered: Curator calls no LLM endpoint)",
-        "s.py:2: nemo_curator.stages.synthetic.nemotron_cc.nemotron_cc."
-        "KnowledgeListPostProcessingStage (synthetic data generation (LLM stages) is not offered)",
-        "s.py:3: nemo_curator.utils.prompts (LLM prompt templates are not offered (no LLM "
-        "stages))"]
+        "s.py:1: nemo_curator.utils.decoder_utils.extract_video_metadata (NeMo's video decoding "
+        "internals; curator_video decodes on its own)"]

@@ -8,8 +8,9 @@ soundfile / torch / torchaudio only when a stage runs.
 from __future__ import annotations
 
 from curator.plugins.hookspecs import Register, hookimpl
+from curator.plugins.migration import MigrationRules
 
-__all__ = ["curator_register"]
+__all__ = ["curator_migrate_rules", "curator_register"]
 
 
 @hookimpl
@@ -41,3 +42,10 @@ def curator_register(register: Register) -> None:
     from curator_audio.tasks import AudioBatch
 
     register(AudioBatch, modality="audio", kind="task")  # stored as its waveforms + JSON
+
+
+@hookimpl
+def curator_migrate_rules() -> MigrationRules:
+    from curator_audio.migration import MIGRATION_RULES
+
+    return MIGRATION_RULES

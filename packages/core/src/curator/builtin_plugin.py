@@ -5,8 +5,46 @@ from __future__ import annotations
 
 from curator.executors import BUILTIN_EXECUTORS, builtin_executor
 from curator.plugins.hookspecs import Register, hookimpl
+from curator.plugins.migration import MigrationRules
 
-__all__ = ["curator_register"]
+__all__ = ["CORE_MIGRATION_RULES", "curator_register", "curator_migrate_rules"]
+
+_CORE = ("curator", "curator.stages", "curator.dedup", "curator.utils", "curator.tasks")
+
+CORE_MIGRATION_RULES = MigrationRules(
+    modules=(
+        ("nemo_curator.stages.deduplication", ("curator.dedup", *_CORE)),
+        ("nemo_curator.stages.file_partitioning", ("curator.stages", *_CORE)),
+        ("nemo_curator.stages", ("curator", "curator.stages", *_CORE[2:])),
+        ("nemo_curator.tasks", ("curator", "curator.tasks")),
+        ("nemo_curator.utils", ("curator.utils", "curator.tasks", "curator")),
+        ("nemo_curator", _CORE),
+    ),
+    renames={
+        "nemo_curator.backends.ray_data.RayDataExecutor": ("curator", "RayDataExecutor"),
+        "nemo_curator.backends.experimental.ray_data.RayDataExecutor": ("curator",
+                                                                        "RayDataExecutor"),
+        "nemo_curator.utils.performance_utils.StagePerfStats": ("curator.tasks", "StagePerf"),
+    },
+    shim={
+        "nemo_curator.tasks": ("curator.tasks",),
+        "nemo_curator.tasks.tasks": ("curator.tasks",),
+        "nemo_curator.tasks.file_group": ("curator.tasks",),
+        "nemo_curator.stages.base": ("curator.stages.base",),
+        "nemo_curator.stages.resources": ("curator.resources",),
+        "nemo_curator.stages.function_decorators": ("curator.stages.function",),
+        "nemo_curator.pipeline": ("curator.pipeline",),
+        "nemo_curator.pipeline.pipeline": ("curator.pipeline",),
+        "nemo_curator.backends.xenna": ("curator.executors.xenna",),
+        "nemo_curator.utils.performance_utils": ("curator.tasks",),
+    },
+)
+"""Core's own NeMo mappings; each modality package declares its own the same way."""
+
+
+@hookimpl
+def curator_migrate_rules() -> MigrationRules:
+    return CORE_MIGRATION_RULES
 
 
 @hookimpl

@@ -4,12 +4,12 @@ Curator's modules (every modality) and reports the names it could not map.
 It reads the code with :mod:`ast`, so indented imports (in functions, ``try`` blocks),
 ``from nemo_curator.x import (a, b)`` over several lines, ``import nemo_curator.x as m`` and
 ``import nemo_curator.x`` with ``nemo_curator.x.Name`` in the code are all rewritten; the rest of
-the file is left byte for byte. Each name goes to the Curator module that exports it
-(the installed packages' ``__all__``; :data:`curator._migrate_exports.EXPORTS`, a snapshot of
-them, stands in for packages not installed), looked up first in the modules of the NeMo module's modality
-(:data:`MODULE_RULES`). A name with no Curator counterpart keeps its ``nemo_curator`` import and
-is reported as ``file:line: name``. Modules are named here as strings: core imports no modality
-package.
+the file is left byte for byte. Each name goes to the Curator module that exports it (the
+installed packages' ``__all__``), looked up first in the modules each installed package declares
+for the NeMo module (its ``curator_migrate_rules`` hook, :mod:`curator.plugins.migration`). A name
+with no Curator counterpart keeps its ``nemo_curator`` import and is reported as
+``file:line: name``, with the reason where a package declared it not offered. Core declares only
+its own modules: install a modality's package to migrate its names.
 
 Usage: ``curator migrate [--dry-run] FILE_OR_DIR...`` (also ``python -m curator.migrate``);
 ``--dry-run`` prints a unified diff and writes nothing. Exit status 1 when a name was not mapped.
@@ -26,60 +26,25 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from curator._migrate_exports import EXPORTS
+from curator.plugins.migration import MergedRules, merge_rules
 
-__all__ = ["MODULE_RULES", "RENAMES", "NOT_OFFERED", "not_offered", "Unmapped", "MigrateResult", "resolve_name",
-           "resolve_module", "migrate_source", "migrate_paths", "current_exports", "exports", "add_arguments", "run", "main"]
+__all__ = ["rules", "Unmapped", "MigrateResult", "resolve_name", "resolve_module", "not_offered",
+           "migrate_source", "migrate_paths", "current_exports", "exports", "add_arguments", "run",
+           "main"]
 
-_CORE = ("curator", "curator.stages", "curator.dedup", "curator.utils", "curator.tasks")
-_TEXT = ("curator_text", "curator_text.dedup", "curator_text.embedders", "curator_text.models",
-         "curator_text.classifiers", "curator_text.filters", "curator_text.modifiers",
-         "curator_text.io", "curator_text.tokenization", "curator_text.decontamination",
-         "curator_text.pii")
-_WEB = ("curator_web", "curator_web.download")
 
-MODULE_RULES: tuple[tuple[str, tuple[str, ...]], ...] = (
-    # (NeMo module prefix, Curator modules searched in order; the first one stands for the
-    # module itself in ``import nemo_curator.x as m``). The longest matching prefix wins.
-    ("nemo_curator.stages.text.download", (*_WEB, *_TEXT, *_CORE)),
-    ("nemo_curator.stages.download", (*_WEB, *_TEXT, *_CORE)),
-    ("nemo_curator.stages.math.download", (*_WEB, *_TEXT, *_CORE)),
-    ("nemo_curator.stages.text.deduplication", ("curator_text.dedup", "curator.dedup", *_TEXT,
-                                                 *_CORE)),
-    ("nemo_curator.stages.deduplication.fuzzy", ("curator_text.dedup", "curator.dedup",
-                                                 *_TEXT, *_CORE)),
-    ("nemo_curator.stages.deduplication", ("curator.dedup", "curator_text.dedup", *_CORE,
-                                           *_TEXT)),
-    ("nemo_curator.stages.image", ("curator_image", "curator_image.models", *_CORE)),
-    ("nemo_curator.stages.audio", ("curator_audio", "curator_audio.asr", *_CORE)),
-    ("nemo_curator.stages.video", ("curator_video", "curator_image", *_CORE)),
-    ("nemo_curator.stages.text", (*_TEXT, *_WEB, *_CORE)),
-    ("nemo_curator.stages.math", (*_TEXT, *_WEB, *_CORE)),
-    ("nemo_curator.stages.file_partitioning", ("curator.stages", *_CORE)),
-    ("nemo_curator.stages", ("curator", "curator.stages", *_CORE[2:], *_TEXT)),
-    ("nemo_curator.tasks", ("curator", "curator_text", "curator_image", "curator_audio",
-                            "curator_video", "curator.tasks")),
-    ("nemo_curator.utils", ("curator.utils", "curator.tasks", "curator", "curator_text",
-                            "curator_video", "curator_image", "curator_audio")),
-    ("nemo_curator", (*_CORE, *_TEXT, *_WEB)),
-)
+def rules() -> MergedRules:
+    """Every installed plugin's NeMo mappings (the ``curator_migrate_rules`` hook), merged; core
+    hard-codes none of them."""
+    from curator.plugins.manager import get_registry
 
-RENAMES: dict[str, tuple[str, str]] = {
-    # NeMo name (``module.Name``) -> (Curator module, Curator name) where the names differ
-    "nemo_curator.backends.ray_data.RayDataExecutor": ("curator", "RayDataExecutor"),
-    "nemo_curator.backends.experimental.ray_data.RayDataExecutor": ("curator", "RayDataExecutor"),
-}
+    migrations = get_registry().migrations
+    if _merged[0] is not migrations:  # merged once per registry
+        _merged[:] = [migrations, merge_rules(r for _, r in migrations)]
+    return _merged[1]
 
-_ALL_MODULES = tuple(dict.fromkeys(m for _, mods in MODULE_RULES for m in mods))
 
-NOT_OFFERED: dict[str, str] = {
-    # NeMo module prefix -> why Curator has no counterpart (docs/migrating-from-nemo-curator.md)
-    "nemo_curator.models.client": "LLM clients are not offered: Curator calls no LLM endpoint",
-    "nemo_curator.stages.synthetic": "synthetic data generation (LLM stages) is not offered",
-    "nemo_curator.utils.prompts": "LLM prompt templates are not offered (no LLM stages)",
-    "nemo_curator.utils.decoder_utils": "NeMo's video decoding internals; curator_video decodes "
-                                        "on its own",
-}
+_merged: list = [None, None]
 
 
 @dataclass(frozen=True)
@@ -110,29 +75,25 @@ class MigrateResult:
         return self.text != self.source
 
 
-def _candidates(nemo_module: str) -> tuple[str, ...]:
-    for prefix, mods in MODULE_RULES:
-        if nemo_module == prefix or nemo_module.startswith(prefix + "."):
-            return mods
-    return ()
+def exports() -> dict[str, frozenset[str]]:
+    """What each Curator module named by the rules exports (its ``__all__``; modules that do not
+    import are left out). Read when ``migrate`` runs, never when ``curator`` is imported."""
+    return _exports(rules().all_modules())
 
 
 @functools.cache
-def exports() -> dict[str, frozenset[str]]:
-    """What each Curator module exports: read from the installed packages (their ``__all__``,
-    imported when ``migrate`` runs, never when ``curator`` is imported), and from the snapshot
-    :data:`curator._migrate_exports.EXPORTS` for packages not installed here."""
-    live = {m: frozenset(names) for m, names in current_exports().items()}
-    return {**EXPORTS, **live}
+def _exports(modules: tuple[str, ...]) -> dict[str, frozenset[str]]:
+    return {m: frozenset(names) for m, names in _read_exports(modules).items()}
 
 
 def resolve_name(nemo_module: str, name: str) -> tuple[str, str] | None:
     """The Curator ``(module, name)`` for NeMo's ``from nemo_module import name``, or None."""
-    renamed = RENAMES.get(f"{nemo_module}.{name}")
+    merged = rules()
+    renamed = merged.renames.get(f"{nemo_module}.{name}")
     if renamed:
         return renamed
     table = exports()
-    for mod in (*_candidates(nemo_module), *_ALL_MODULES):
+    for mod in (*merged.candidates(nemo_module), *merged.all_modules()):
         if name in table.get(mod, ()):
             return mod, name
     return None
@@ -140,13 +101,12 @@ def resolve_name(nemo_module: str, name: str) -> tuple[str, str] | None:
 
 def not_offered(name: str) -> str:
     """Why the NeMo name (dotted) has no Curator counterpart by design, else ``""``."""
-    return next((why for prefix, why in NOT_OFFERED.items()
-                 if name == prefix or name.startswith(prefix + ".")), "")
+    return rules().why_not_offered(name)
 
 
 def resolve_module(nemo_module: str) -> str | None:
     """The Curator module standing for the NeMo module ``nemo_module`` (its modality's package)."""
-    mods = _candidates(nemo_module)
+    mods = rules().candidates(nemo_module)
     return mods[0] if mods else None
 
 
@@ -316,8 +276,9 @@ filters``): such a name imports the Curator module of its modality."""
 
 def _is_submodule(module: str, name: str) -> bool:
     """``name`` is a module of NeMo's, not a name it exports."""
-    return name in _NEMO_MODULES and not any(name in exports().get(m, ()) for m in
-                                             _candidates(module))
+    merged = rules()
+    return ((name in _NEMO_MODULES or name in merged.nemo_module_names())
+            and not any(name in exports().get(m, ()) for m in merged.candidates(module)))
 
 
 def migrate_source(source: str, path: str = "<string>") -> MigrateResult:
@@ -337,13 +298,16 @@ def migrate_source(source: str, path: str = "<string>") -> MigrateResult:
 
 
 def current_exports() -> dict[str, list[str]]:
-    """What the installed Curator packages export now (``__all__`` of every module in
-    :data:`MODULE_RULES`; modules not installed are left out): what regenerates
-    :mod:`curator._migrate_exports` (``python -m curator.migrate --print-exports``)."""
+    """What the installed Curator packages export now: ``__all__`` of every module the rules
+    name (modules that do not import are left out)."""
+    return _read_exports(rules().all_modules())
+
+
+def _read_exports(modules: tuple[str, ...]) -> dict[str, list[str]]:
     import importlib
 
     out = {}
-    for mod in sorted(_ALL_MODULES):
+    for mod in sorted(modules):
         try:
             module = importlib.import_module(mod)
         except ImportError:
@@ -412,24 +376,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="curator migrate", description=__doc__.splitlines()[0])
     if argv is None:
         argv = sys.argv[1:]
-    if list(argv) == ["--print-exports"]:
-        print(_exports_module(current_exports()))
-        return 0
     add_arguments(parser)
     return run(parser.parse_args(argv))
-
-
-def _exports_module(exports: dict[str, list[str]]) -> str:
-    import textwrap
-
-    body = "".join(f"    {mod!r}: frozenset({{\n"
-                   + textwrap.fill(", ".join(map(repr, names)), 99, initial_indent=" " * 8,
-                                   subsequent_indent=" " * 8, break_long_words=False)
-                   + "\n    }),\n" for mod, names in exports.items() if names)
-    return (f'"""What each Curator module exports (its ``__all__``), for ``curator migrate``. '
-            f'Generated by\n``python -m curator.migrate --print-exports``; a test keeps it '
-            f'equal to the packages."""\n\n'
-            f'__all__ = ["EXPORTS"]\n\nEXPORTS: dict[str, frozenset[str]] = {{\n{body}}}\n')
 
 
 if __name__ == "__main__":  # pragma: no cover

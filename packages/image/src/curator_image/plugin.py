@@ -8,8 +8,9 @@ PIL only inside ``setup()`` and functions.
 from __future__ import annotations
 
 from curator.plugins.hookspecs import Register, hookimpl
+from curator.plugins.migration import MigrationRules
 
-__all__ = ["curator_register"]
+__all__ = ["curator_migrate_rules", "curator_register"]
 
 
 @hookimpl
@@ -33,3 +34,10 @@ def curator_register(register: Register) -> None:
     from curator_image.tasks import ImageBatch
 
     register(ImageBatch, modality="image", kind="task")  # stored as its image files + JSON
+
+
+@hookimpl
+def curator_migrate_rules() -> MigrationRules:
+    from curator_image.migration import MIGRATION_RULES
+
+    return MIGRATION_RULES

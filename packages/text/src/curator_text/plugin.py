@@ -4,8 +4,10 @@ cheap (pyarrow, numpy); fastText and ftfy load inside setup()."""
 from __future__ import annotations
 
 from curator.plugins.hookspecs import Register, hookimpl
+from curator.plugins.migration import MigrationRules
 
-__all__ = ["curator_register_readers", "curator_register_writers", "curator_register_filters",
+__all__ = ["curator_migrate_rules", "curator_register_readers", "curator_register_writers",
+           "curator_register_filters",
            "curator_register_modifiers",
            "curator_register_stages", "curator_register_commands",
            "curator_register_deduplicators", "curator_register_embedders",
@@ -109,3 +111,10 @@ def curator_register_classifiers(register: Register) -> None:
     for cls in CLASSIFIERS:
         register(cls, modality="text")
     register(TokenizerStage, modality="text")  # its class kind: stage
+
+
+@hookimpl
+def curator_migrate_rules() -> MigrationRules:
+    from curator_text.migration import MIGRATION_RULES
+
+    return MIGRATION_RULES

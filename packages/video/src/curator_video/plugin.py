@@ -8,8 +8,9 @@ PyAV, decord and torch only when they run.
 from __future__ import annotations
 
 from curator.plugins.hookspecs import Register, hookimpl
+from curator.plugins.migration import MigrationRules
 
-__all__ = ["curator_register"]
+__all__ = ["curator_migrate_rules", "curator_register"]
 
 
 @hookimpl
@@ -37,3 +38,10 @@ def curator_register(register: Register) -> None:
     from curator_video.tasks import VideoTask
 
     register(VideoTask, modality="video", kind="task")  # stored as its clip files + JSON
+
+
+@hookimpl
+def curator_migrate_rules() -> MigrationRules:
+    from curator_video.migration import MIGRATION_RULES
+
+    return MIGRATION_RULES

@@ -5,8 +5,9 @@ the table of kinds). Imports here are cheap; parsers load inside functions."""
 from __future__ import annotations
 
 from curator.plugins.hookspecs import Register, hookimpl
+from curator.plugins.migration import MigrationRules
 
-__all__ = ["curator_register_readers", "curator_register_downloaders",
+__all__ = ["curator_migrate_rules", "curator_register_readers", "curator_register_downloaders",
            "curator_register_extractors"]
 
 
@@ -37,3 +38,10 @@ def curator_register_extractors(register: Register) -> None:
                 W.CommonCrawlHTMLExtractor, W.WikipediaExtractor, W.ArxivExtractor,
                 W.JusTextExtractor, W.ResiliparseExtractor, W.TrafilaturaExtractor):
         register(cls, modality="text")
+
+
+@hookimpl
+def curator_migrate_rules() -> MigrationRules:
+    from curator_web.migration import MIGRATION_RULES
+
+    return MIGRATION_RULES

@@ -12,6 +12,8 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(("BUILTIN_DISTRIBUTIONS", "ENTRY_POINT_GROUP", "build_registry",
                      "get_registry", "register_plugin", "reset_registry", "use_registry"),
                     "curator.plugins.manager"),
+    **dict.fromkeys(("MergedRules", "MigrationRules", "merge_rules"),
+                    "curator.plugins.migration"),
     **dict.fromkeys(("BrokenPlugin", "PluginInfo", "Registry", "RegistryEntry"),
                     "curator.plugins.registry"),
 }

@@ -13,6 +13,9 @@ stage's ``kind`` class attribute, else ``stage``; executors are classes with ``e
         register(MyScorer, kind="filter")           # a plain filter object
         register(MyOtherStage, name="other", modality="text")
 
+A package also declares how NeMo Curator's names map to its own with
+``curator_migrate_rules() -> MigrationRules`` (see :mod:`curator.plugins.migration`).
+
 The classic per-kind hooks (``curator_register_filters(register)`` and the others in
 :data:`HOOK_KINDS`) keep working: there the hook names the kind unless the class declares a
 specific one. ``register(obj, name=None, *, modality=None, description=None, kind=None)``
@@ -25,11 +28,14 @@ such as ``curator_register_filter``) makes the plugin fail to load, with an erro
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import pluggy
 
 from curator.plugins.kinds import KINDS
+
+if TYPE_CHECKING:
+    from curator.plugins.migration import MigrationRules
 
 __all__ = ["hookspec", "hookimpl", "Register", "CuratorHookSpecs", "HOOK_KINDS", "HOOK_NAMES"]
 
@@ -50,6 +56,12 @@ class CuratorHookSpecs:
     def curator_register(self, register: Register) -> None:
         """Register stages, components and executors; each one's kind comes from its class
         (or ``kind=``)."""
+
+    @hookspec
+    def curator_migrate_rules(self) -> MigrationRules:
+        """Return the package's NeMo Curator mappings for ``curator migrate`` and NeMo's test
+        shim: module prefixes, renames and names not offered with the reason
+        (:class:`curator.plugins.migration.MigrationRules`)."""
 
     @hookspec
     def curator_register_commands(self, register: Callable[..., None]) -> None:
@@ -73,5 +85,5 @@ for _kind in KINDS:
 HOOK_KINDS: dict[str, str] = {k.hook: k.name for k in KINDS}
 """Classic hook name -> the kind of registry entry it produces (generated from KINDS)."""
 HOOK_NAMES: frozenset[str] = frozenset(
-    {*HOOK_KINDS, "curator_register", "curator_register_commands"})
+    {*HOOK_KINDS, "curator_register", "curator_register_commands", "curator_migrate_rules"})
 """Every hook a plugin may implement."""

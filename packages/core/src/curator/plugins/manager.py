@@ -24,7 +24,8 @@ __all__ = ["ENTRY_POINT_GROUP", "BUILTIN_DISTRIBUTIONS", "get_registry", "reset_
 
 ENTRY_POINT_GROUP = "curator"
 BUILTIN_DISTRIBUTIONS = frozenset({"curator-core", "curator-text", "curator-image",
-                                   "curator-audio", "curator-video", "curator-web"})
+                                   "curator-audio", "curator-video", "curator-web", "curator-llm",
+                                   "curator-interleaved"})
 """Distributions shipped with Curator: their plugins win name clashes with third parties."""
 _lock = threading.RLock()
 _registry: Registry | None = None
@@ -68,13 +69,27 @@ def register_plugin(registry: Registry, plugin: Any, info: PluginInfo) -> None:
             staged.commands[name] = (add_arguments, run, help, info)
 
         pm.hook.curator_register_commands(register=register_command)
+        staged.migrations += [(info, rules) for rules in _migration_rules(pm, info)]
     except Exception as exc:
         registry.broken.append(BrokenPlugin(info.name, info.distribution, info.version,
                                             _format_error(exc)))
         return
     registry.entries, registry.qualified = staged.entries, staged.qualified
     registry.clashes, registry.commands = staged.clashes, staged.commands
+    registry.migrations = staged.migrations
     registry.plugins.append(info)
+
+
+def _migration_rules(pm: pluggy.PluginManager, info: PluginInfo) -> list[Any]:
+    from curator.plugins.migration import MigrationRules
+
+    out = []
+    for rules in pm.hook.curator_migrate_rules():
+        if not isinstance(rules, MigrationRules):
+            raise PluginError(f"{info.label}: curator_migrate_rules returned {rules!r}; return a "
+                              f"curator.plugins.migration.MigrationRules")
+        out.append(rules)
+    return out
 
 
 def _check_hook_names(plugin: Any, info: PluginInfo) -> None:

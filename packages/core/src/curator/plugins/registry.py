@@ -82,13 +82,16 @@ class Registry:
     commands: dict[str, tuple[Any, Any, str, PluginInfo]] = field(default_factory=dict)
     qualified: dict[str, RegistryEntry] = field(default_factory=dict)
     clashes: dict[str, list[RegistryEntry]] = field(default_factory=dict)
+    migrations: list[tuple[PluginInfo, Any]] = field(default_factory=list)
+    """``(plugin, MigrationRules)`` from each plugin's ``curator_migrate_rules`` hook."""
 
     def copy(self) -> Registry:
         """A copy whose tables can change without touching this registry."""
         return Registry(entries=dict(self.entries), plugins=list(self.plugins),
                         broken=list(self.broken), commands=dict(self.commands),
                         qualified=dict(self.qualified),
-                        clashes={k: list(v) for k, v in self.clashes.items()})
+                        clashes={k: list(v) for k, v in self.clashes.items()},
+                        migrations=list(self.migrations))
 
     def add(self, obj: Any, kind: str, plugin: PluginInfo, name: str | None = None,
             modality: str | None = None, description: str | None = None) -> RegistryEntry:
