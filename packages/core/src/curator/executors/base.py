@@ -123,8 +123,10 @@ def invoke_stage(stage: ProcessingStage, tasks: list[Task], worker: str = "") ->
 
 def invoke_source(stage: ProcessingStage, task: Task, worker: str = "") -> Iterator[StageCall]:
     """:func:`invoke_stage` for a source stage's :meth:`~ProcessingStage.process_stream`: one
-    call per chunk of outputs, made as the caller asks for the next (at least one call). Never
-    raises: a failure is the last call, with its ``error``."""
+    call per chunk of outputs, made as the caller asks for the next (at least one call), and
+    one more without outputs when the stream, after its last chunk, booked rejections or
+    counters (a bad line at the end of a manifest). Never raises: a failure is the last call,
+    with its ``error``."""
     start = time.perf_counter()
     try:
         ensure_setup(stage, WorkerMetadata(worker_id=worker))
@@ -144,7 +146,10 @@ def invoke_source(stage: ProcessingStage, task: Task, worker: str = "") -> Itera
         except Exception:
             yield _error_call(stage, start, 0)
             return
-        if chunk is None:
+        if chunk is None:  # what the stream booked after its last chunk is drained too
+            tail = _finish_call(stage, [task], [], start, 0, worker)
+            if tail.rejected or tail.counters or tail.histograms:
+                yield tail
             return
         call = _finish_call(stage, [task], chunk, start, 0, worker)
 
