@@ -1,5 +1,5 @@
-"""Runs NeMo Curator's text documentation and tutorial code (from ``extract.py``) twice, with its
-paths and models replaced by tiny local ones: as written, in a venv with ``nemo-curator`` from
+"""Runs NeMo Curator's documentation and tutorial code (from ``extract.py``: text, image, video,
+audio, dedup) twice, with its paths and models replaced by tiny local ones of the case's modality: as written, in a venv with ``nemo-curator`` from
 PyPI, and after ``curator migrate`` with Curator. Compares the documents each run kept.
 
     python compat/nemo_docs/run.py --cases /tmp/nemo_docs_cases --nemo-python /tmp/nemo-venv/bin/python \\
@@ -29,7 +29,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 INPUT_KEYS = {"file_paths", "input_path", "input_dir", "input_file", "data_path", "data_dir",
-              "input_data_dir", "input_data_path", "input_files"}
+              "input_data_dir", "input_data_path", "input_files", "manifest_path",
+              "input_manifest", "input_video_path", "input_image_path", "video_dir", "audio_dir"}
 OUTPUT_KEYS = {"path", "output_path", "output_dir", "cache_path", "output_file",
                "ids_to_remove_path", "id_generator_path", "checkpoint_path"}
 READERS = {"JsonlReader", "ParquetReader", "JsonlReaderStage", "ParquetReaderStage"}
@@ -61,10 +62,97 @@ def documents(seed: int) -> list[dict]:
     return [{"id": f"doc-{seed}-{i}", "text": t} for i, t in enumerate(docs)]
 
 
-def write_input(path: Path) -> None:
-    """Two JSONL and two Parquet files (a directory), or one file of the named kind."""
+SPEECH = ["the cat sat on the mat", "seven ships sailed at dawn", "a quiet river runs east",
+          "we read the report today"]
+
+
+def write_audio(path: Path) -> None:
+    """A JSONL manifest (or a directory of two) naming generated WAV files: tones, noise and
+    silence, with ``text``/``pred_text``/``duration`` as NeMo's audio pages expect."""
+    import numpy as np
+    import soundfile as sf
+
+    def one(p: Path, seed: int) -> None:
+        p.parent.mkdir(parents=True, exist_ok=True)
+        rng = np.random.default_rng(seed)
+        lines = []
+        for i, text in enumerate(SPEECH):
+            sr = 16000
+            t = np.arange(int(sr * (1.0 + 0.5 * i))) / sr
+            wave = 0.3 * np.sin(2 * np.pi * (200 + 100 * i) * t) + 0.05 * rng.standard_normal(
+                t.size)
+            wav = p.parent / "audio" / f"{p.stem}_{i}.wav"
+            wav.parent.mkdir(parents=True, exist_ok=True)
+            sf.write(wav, wave.astype("float32"), sr)
+            pred = text if i % 2 == 0 else text.replace("the", "a")
+            lines.append({"audio_filepath": str(wav.resolve()), "text": text, "pred_text": pred,
+                          "duration": round(t.size / sr, 3)})
+        p.write_text("".join(json.dumps(r) + "\n" for r in lines))
+
+    if path.suffix in (".jsonl", ".json"):
+        one(path, 0)
+    else:
+        for i in range(2):
+            one(path / f"manifest_{i}.jsonl", i)
+
+
+def write_images(path: Path) -> None:
+    """Two WebDataset tar shards of generated JPEGs with captions and JSON."""
+    import io
+    import tarfile
+
+    import numpy as np
+    from PIL import Image
+
+    path.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(0)
+    for shard in range(2):
+        with tarfile.open(path / f"{shard:05d}.tar", "w") as tar:
+            for i in range(4):
+                key = f"{shard:05d}{i:04d}"
+                buf = io.BytesIO()
+                Image.fromarray(rng.integers(0, 255, (48 + 8 * i, 64, 3), dtype=np.uint8)).save(
+                    buf, format="JPEG")
+                for ext, data in ((".jpg", buf.getvalue()), (".txt", SPEECH[i].encode()),
+                                  (".json", json.dumps({"caption": SPEECH[i]}).encode())):
+                    info = tarfile.TarInfo(key + ext)
+                    info.size = len(data)
+                    tar.addfile(info, io.BytesIO(data))
+
+
+def write_videos(path: Path) -> None:
+    """Two short generated MP4 videos (PyAV), each with a hard cut in the middle."""
+    import av
+    import numpy as np
+
+    files = [path] if path.suffix == ".mp4" else [path / f"video_{i}.mp4" for i in range(2)]
+    for k, f in enumerate(files):
+        f.parent.mkdir(parents=True, exist_ok=True)
+        with av.open(str(f), "w") as out:
+            stream = out.add_stream("libx264", rate=24)
+            stream.width, stream.height, stream.pix_fmt = 64, 48, "yuv420p"
+            for i in range(72):
+                color = (40 + 60 * k, 200, 90) if i < 36 else (220, 30, 160)
+                frame = np.zeros((48, 64, 3), dtype=np.uint8) + np.array(color, dtype=np.uint8)
+                frame[:, (i % 60):(i % 60) + 4] = 255
+                for packet in stream.encode(av.VideoFrame.from_ndarray(frame, format="rgb24")):
+                    out.mux(packet)
+            for packet in stream.encode():
+                out.mux(packet)
+
+
+def write_input(path: Path, modality: str = "text") -> None:
+    """The case's input of its modality: text gets two JSONL and two Parquet files (a directory)
+    or one file of the named kind; audio a manifest of WAVs; image tar shards; video MP4s."""
     import pyarrow as pa
     import pyarrow.parquet as pq
+
+    if modality == "audio":
+        return write_audio(path)
+    if modality == "image":
+        return write_images(path)
+    if modality == "video":
+        return write_videos(path)
 
     def one(p: Path, seed: int) -> None:
         p.parent.mkdir(parents=True, exist_ok=True)
@@ -166,9 +254,31 @@ from nemo_curator.stages.text.io.reader import JsonlReader
 pipeline = Pipeline(name="doc_fragment")
 pipeline.add_stage(JsonlReader(file_paths="input/data"))
 """
+FRAGMENT_HEADS = {
+    "text": FRAGMENT_HEAD,
+    "audio": """from nemo_curator.pipeline import Pipeline
+from nemo_curator.stages.audio import ManifestReader
+pipeline = Pipeline(name="doc_fragment")
+pipeline.add_stage(ManifestReader(manifest_path="input/data"))
+""",
+    "image": """from nemo_curator.pipeline import Pipeline
+from nemo_curator.stages.file_partitioning import FilePartitioningStage
+from nemo_curator.stages.image.io.image_reader import ImageReaderStage
+pipeline = Pipeline(name="doc_fragment")
+pipeline.add_stage(FilePartitioningStage(file_paths="input/data", files_per_partition=1,
+                                         file_extensions=[".tar"]))
+pipeline.add_stage(ImageReaderStage())
+""",
+    "video": """from nemo_curator.pipeline import Pipeline
+from nemo_curator.stages.video.io.video_reader import VideoReader
+pipeline = Pipeline(name="doc_fragment")
+pipeline.add_stage(VideoReader(input_video_path="input/data"))
+""",
+}
+FRAGMENT_HEADS["dedup"] = FRAGMENT_HEAD
 
 
-def complete(code: str) -> str:
+def complete(code: str, modality: str = "text") -> str:
     """A fragment that adds stages to a ``pipeline`` it never builds gets a reader in front and
     a run at the end (the page's own context: "Initialize pipeline, read stage, etc.")."""
     tree = ast.parse(code)
@@ -177,12 +287,12 @@ def complete(code: str) -> str:
     used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
     if "pipeline" in used and "pipeline" not in assigned:
         runs = any(isinstance(n, ast.Attribute) and n.attr == "run" for n in ast.walk(tree))
-        return FRAGMENT_HEAD + code + ("" if runs else "\npipeline.run()\n")
+        return FRAGMENT_HEADS[modality] + code + ("" if runs else "\npipeline.run()\n")
     return code
 
 
-def prepare(code: str) -> tuple[str, set[str]]:
-    tree = ast.parse(complete(code))
+def prepare(code: str, modality: str = "text") -> tuple[str, set[str]]:
+    tree = ast.parse(complete(code, modality))
     paths = _Paths()
     tree = paths.visit(tree)
     ast.fix_missing_locations(tree)
@@ -267,7 +377,13 @@ NEEDS = re.compile(
     r"CommonCrawl|Wikipedia|Arxiv|ArXiv|VLLM|vllm|OpenAI|LLMClient|InferenceServer|"
     r"Classifier\(|EmbeddingCreatorStage|EmbeddingModelStage|DataDesigner|Translation|"
     r"SemanticDeduplication|Nemotron|Gliner|GLiNER|Omni|PDF|Pdf|Interleaved|KMeans|"
-    r"huggingface|AutoTokenizer|MegatronTokenizer|SlurmRay|sentence-transformers")
+    r"huggingface|AutoTokenizer|MegatronTokenizer|SlurmRay|sentence-transformers|"
+    # image, video and audio stages whose models live on a hub or need NeMo's toolkit or a GPU
+    r"ImageEmbeddingStage|ImageAestheticFilterStage|ImageNSFWFilterStage|DALI|dali_|"
+    r"InferenceAsrNemoStage|InferenceSortformer|PyAnnote|SEDInference|SpeakerSeparation|"
+    r"UTMOS|SIGMOS|BandFilterStage|CreateInitialManifestFleurs|Qwen|Cosmos|Caption|"
+    r"TransNetV2|CLIP|Clip(Aesthetic|Embedding)|InternVideo|Motion.*Gpu|nvdec|NVDEC|"
+    r"ImageDuplicatesRemovalStage|ImageSemanticDeduplication")
 """Code that needs a GPU, the network, an LLM endpoint or a hub model: not run here."""
 
 
@@ -300,15 +416,15 @@ def _dedup_formula(work: Path, inputs: set[str], kept: list[str]) -> bool:
     return ids == len(texts) - len(set(texts))
 
 
-def run_case(case: Path, root: Path, args: argparse.Namespace) -> dict:
+def run_case(case: Path, root: Path, args: argparse.Namespace, modality: str = "text") -> dict:
     code = case.read_text()
-    info: dict = {"case": case.name}
+    info: dict = {"case": case.name, "modality": modality}
     if NEEDS.search(code):
         info.update(status="skipped (GPU/network/LLM/hub model)",
                     unmapped=migrate(code, args.migrate)[1] if _parses(code) else ["not python"])
         return info
     try:
-        prepared, inputs = prepare(code)
+        prepared, inputs = prepare(code, modality)
     except SyntaxError as exc:
         info.update(status="not python", error=str(exc))
         return info
@@ -320,13 +436,14 @@ def run_case(case: Path, root: Path, args: argparse.Namespace) -> dict:
             ("curator", sys.executable, migrated,
              {"PYTHONPATH": os.pathsep.join(str(Path(args.curator_src) / "packages" / p / "src")
                                             for p in ("core", "text", "web", "image", "audio",
-                                                      "video"))} if args.curator_src else {})):
+                                                      "video", "llm", "interleaved"))}
+             if args.curator_src else {})):
         work = root / case.stem / side
         shutil.rmtree(work, ignore_errors=True)
         work.mkdir(parents=True)
         shutil.copytree(root / "_models", work / "models")
         for rel in inputs or {"input/data"}:
-            write_input(work / rel)
+            write_input(work / rel, modality)
         ok, err = run_side(python, text, work, side, extra, args.timeout)
         results[side] = (ok, err, outputs(work, inputs) if ok else None)
         if side == "nemo" and not ok and not args.both and not _gpu_dedup(code, err):
@@ -367,21 +484,32 @@ def main() -> None:
     ap.add_argument("--both", action="store_true",
                     help="run Curator's side also where NeMo's run failed")
     ap.add_argument("--json", help="write the per-case results here")
+    ap.add_argument("--modality", help="only the cases of these modalities (comma-separated)")
     args = ap.parse_args()
     root = Path(args.work)
     root.mkdir(parents=True, exist_ok=True)
     if not (root / "_models" / "lid.bin").exists():
         train_models(root / "_models")
     cases = sorted(Path(args.cases).glob("[0-9]*.py"))
+    listed = Path(args.cases) / "cases.json"
+    modality_of = ({c["case"]: c.get("modality", "text") for c in json.loads(listed.read_text())}
+                   if listed.exists() else {})
+    if args.modality:
+        cases = [c for c in cases if modality_of.get(c.name, "text") in args.modality.split(",")]
     if args.only:
         cases = [c for c in cases if c.name.split("_", 1)[0] in args.only.split(",")]
     results = []
     for case in cases:
-        info = run_case(case, root, args)
+        info = run_case(case, root, args, modality_of.get(case.name, "text"))
         results.append(info)
         print(f"{info['case']:<70} {info['status']:<22} "
               f"{(info.get('curator_error') or info.get('nemo_error') or '')[:120]}", flush=True)
     counts = Counter(r["status"] for r in results)
+    by_modality: dict[str, Counter] = {}
+    for r in results:
+        by_modality.setdefault(r["modality"], Counter())[r["status"]] += 1
+    for m, c in sorted(by_modality.items()):
+        print(f"{m}: {dict(c)}")
     runnable = [r for r in results if r.get("nemo_ok")]
     agree = [r for r in runnable if r["status"].startswith("agree")]
     print(json.dumps({"cases": len(results), "statuses": counts,
