@@ -10,7 +10,7 @@ from curator import ProcessingStage, Resources
 from curator.errors import ConfigError
 from curator_text.tasks import DocumentBatch
 
-from curator_llm.stages.generation import answer_records, generate, is_present
+from curator_llm.stages.generation import answer_records, as_client, generate, is_present
 from curator_llm.stages.stats import publish_client_stats
 
 if TYPE_CHECKING:
@@ -114,7 +114,7 @@ class LLMCleanupStage(ProcessingStage[DocumentBatch, DocumentBatch]):
             if api_key or os.environ.get("OPENAI_API_KEY"):
                 kwargs["api_key"] = api_key or os.environ["OPENAI_API_KEY"]
             client = AsyncOpenAIClient(max_concurrent_requests=max_concurrent_requests, **kwargs)
-        self.client = client
+        self.client = as_client(client)
         self.resources = Resources(cpus=1.0)
         self.name = format_name_with_suffix(self.model_name, suffix="_llm_cleanup")
 

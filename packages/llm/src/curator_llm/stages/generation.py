@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from curator_llm.client import GenerationConfig, LLMClient
 
 __all__ = ["generate", "answer_records", "chat_messages", "with_seed", "is_present", "Outcome",
+           "as_client",
            "REQUEST_FAILED", "EMPTY_COMPLETION"]
 
 REQUEST_FAILED = "llm_request_failed"
@@ -53,6 +54,18 @@ def chat_messages(system_prompt: str | None, user_prompt: str) -> Messages:
 def with_seed(config: GenerationConfig | dict | None, seed: int) -> GenerationConfig:
     """``config`` (None: the defaults) as a :class:`GenerationConfig` with ``seed``."""
     return dataclasses.replace(as_generation_config(config), seed=seed)
+
+
+def as_client(client: Any) -> Any:
+    """A stage's ``client`` argument as a client: a dict (what a YAML spec can give) is the
+    keyword arguments of an :class:`~curator_llm.client.AsyncOpenAIClient` (``base_url``,
+    ``api_key``, ``max_concurrent_requests``, ``max_retries``, ``timeout``, ``cache_dir``, ...);
+    anything else is returned as it is."""
+    if isinstance(client, dict):
+        from curator_llm.client import AsyncOpenAIClient
+
+        return AsyncOpenAIClient(**client)
+    return client
 
 
 def is_present(value: object) -> bool:

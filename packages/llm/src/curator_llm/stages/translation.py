@@ -21,7 +21,7 @@ from curator import CompositeStage, ProcessingStage
 from curator.errors import ConfigError
 from curator_text.tasks import DocumentBatch
 
-from curator_llm.stages.generation import chat_messages, generate
+from curator_llm.stages.generation import as_client, chat_messages, generate
 from curator_llm.stages.stats import publish_client_stats
 
 if TYPE_CHECKING:
@@ -163,6 +163,7 @@ class SegmentTranslationStage(ProcessingStage[DocumentBatch, DocumentBatch]):
     modality = "text"
 
     def __post_init__(self) -> None:
+        self.client = as_client(self.client)
         if self.client is None or not self.model_name:
             raise ConfigError(f"{self.name}: give client= (e.g. AsyncOpenAIClient(base_url=...)) "
                               f"and model_name= of the served model")
@@ -277,6 +278,7 @@ class TranslationStage(CompositeStage[DocumentBatch, DocumentBatch]):
     modality = "text"
 
     def __post_init__(self) -> None:
+        self.client = as_client(self.client)
         self.source_lang = self.source_lang.strip()
         self.target_lang = self.target_lang.strip()
         if not self.source_lang or not self.target_lang:

@@ -10,7 +10,7 @@ from curator import ProcessingStage
 from curator.tasks import EmptyTask
 from curator_text.tasks import DocumentBatch
 
-from curator_llm.stages.generation import answer_records, generate, with_seed
+from curator_llm.stages.generation import answer_records, as_client, generate, with_seed
 from curator_llm.stages.stats import publish_client_stats
 
 if TYPE_CHECKING:
@@ -48,6 +48,7 @@ class QAMultilingualSyntheticStage(ProcessingStage[EmptyTask, DocumentBatch]):
     def __post_init__(self) -> None:
         from curator_llm.client import AsyncLLMClient
 
+        self.client = as_client(self.client)
         self.is_async_client = isinstance(self.client, AsyncLLMClient)
 
     def inputs(self) -> tuple[list[str], list[str]]:

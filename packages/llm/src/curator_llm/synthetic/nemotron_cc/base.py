@@ -11,6 +11,7 @@ from curator_text.tasks import DocumentBatch
 from curator_llm.stages.generation import (
     Outcome,
     answer_records,
+    as_client,
     chat_messages,
     generate,
     is_present,
@@ -36,8 +37,9 @@ class BaseSyntheticStage(ProcessingStage[DocumentBatch, DocumentBatch]):
     For each row the user turn is ``prompt.format(document=row[input_field])``, preceded by
     ``system_prompt`` as a system turn when one is given; the request goes through ``client``
     (an :class:`~curator_llm.client.AsyncLLMClient` sends a batch's requests concurrently, an
-    :class:`~curator_llm.client.LLMClient` one by one) to ``model_name`` with
-    ``generation_config``. The answer is the first choice's text
+    :class:`~curator_llm.client.LLMClient` one by one; a dict, as a YAML spec gives it, is the
+    arguments of an :class:`~curator_llm.client.AsyncOpenAIClient`) to ``model_name`` with
+    ``generation_config`` (a :class:`~curator_llm.client.GenerationConfig` or a dict of it). The answer is the first choice's text
     (:meth:`_process_llm_response`; subclasses may reshape it).
 
     A record whose request still fails after the client's retries, whose model answer is
@@ -64,6 +66,7 @@ class BaseSyntheticStage(ProcessingStage[DocumentBatch, DocumentBatch]):
     def __post_init__(self) -> None:
         from curator_llm.client import AsyncLLMClient
 
+        self.client = as_client(self.client)
         self.is_async_client = isinstance(self.client, AsyncLLMClient)
 
     def inputs(self) -> tuple[list[str], list[str]]:

