@@ -28,9 +28,10 @@ def chunked(body: bytes, size: int) -> bytes:
 
 def warc_record(block: bytes, url: str = "http://example.com/", kind: str = "response",
                 record_id: bool = True, target: str | None = None, gz: bool = True,
-                version: bytes = b"WARC/1.0") -> bytes:
+                version: bytes = b"WARC/1.0", declared_length: int | None = None) -> bytes:
     """One WARC record (its own gzip member when ``gz``); ``target`` overrides how the
-    WARC-Target-URI is written (wget writes ``<url>``)."""
+    WARC-Target-URI is written (wget writes ``<url>``); ``declared_length`` writes a
+    Content-Length other than the block's (a record whose block runs past its length)."""
     head = [version, f"WARC-Type: {kind}".encode(),
             f"WARC-Target-URI: {target if target is not None else url}".encode(),
             b"WARC-Date: 2016-01-05T10:20:30Z"]
@@ -38,7 +39,8 @@ def warc_record(block: bytes, url: str = "http://example.com/", kind: str = "res
         head.append(f"WARC-Record-ID: <urn:uuid:{uuid.uuid4()}>".encode())
     ctype = b"application/http;msgtype=response" if kind in ("response", "revisit") \
         else b"application/http;msgtype=request"
-    head += [b"Content-Type: " + ctype, b"Content-Length: %d" % len(block)]
+    length = len(block) if declared_length is None else declared_length
+    head += [b"Content-Type: " + ctype, b"Content-Length: %d" % length]
     raw = b"\r\n".join(head) + b"\r\n\r\n" + block + b"\r\n\r\n"
     return gzip.compress(raw) if gz else raw
 

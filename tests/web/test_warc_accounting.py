@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gzip
 import os
+import uuid
 import zlib
 
 import brotli
@@ -18,7 +19,7 @@ from curator_web import (
     DocumentIterateExtractStage,
 )
 
-from tests.web.archives import arc_file, chunked, http_response, warc_record
+from tests.web.archives import arc_file, arc_record, chunked, http_response, warc_record
 from tests.web.conftest import MAIN_EN, page
 
 pytestmark = pytest.mark.filterwarnings("ignore")
@@ -43,17 +44,22 @@ def _texts(out) -> dict[str, str]:
     return dict(zip(t.column("url").to_pylist(), t.column("text").to_pylist(), strict=True))
 
 
-def test_a_record_without_record_id_costs_only_that_record(tmp_path) -> None:
-    recs = [warc_record(http_response(BODY, HTML), "http://a.example/1"),
-            warc_record(http_response(BODY, HTML), "http://a.example/2", record_id=False),
-            warc_record(http_response(BODY, HTML), "http://a.example/3")]
-    path = tmp_path / "noid.warc.gz"
+@pytest.mark.parametrize("gz", [True, False])
+def test_records_without_record_id_are_read_with_an_id_from_file_and_offset(tmp_path,
+                                                                             gz) -> None:
+    """As ia-web-commons' test archives are written: intact records, no WARC-Record-ID."""
+    recs = [warc_record(http_response(BODY, HTML), f"http://a.example/{i}", record_id=i == 0,
+                        gz=gz) for i in range(3)]
+    path = tmp_path / ("noid.warc.gz" if gz else "noid.warc")
     path.write_bytes(b"".join(recs))
     out, rejected = _run(str(path))
-    assert _urls(out) == ["http://a.example/1", "http://a.example/3"]
-    (bad,) = rejected
-    assert "WARC-Record-ID" in bad.reason
-    assert bad.record["offset"] == len(recs[0]) and bad.record["url"] == "http://a.example/2"
+    assert not rejected
+    assert _urls(out) == [f"http://a.example/{i}" for i in range(3)]
+    ids = out.to_pyarrow().column("warc_id").to_pylist()
+    offsets = [sum(map(len, recs[:i])) for i in (1, 2)]
+    assert ids[1:] == [str(uuid.uuid5(uuid.NAMESPACE_URL, f"{path.name}:{o}")) for o in offsets]
+    again, _ = _run(str(path))
+    assert again.to_pyarrow().column("warc_id").to_pylist() == ids
 
 
 def test_an_uncompressed_warc_ending_in_a_broken_header_keeps_its_last_page(tmp_path) -> None:
@@ -193,3 +199,144 @@ def test_a_whole_file_gzip_stream_is_read(tmp_path) -> None:
     path.write_bytes(gzip.compress(raw))
     out, rejected = _run(str(path))
     assert _urls(out) == [f"http://a.example/{i}" for i in range(3)] and not rejected
+
+
+def _accounting(path: str, algorithm: str = "resiliparse") -> tuple[list, dict[int, list[str]]]:
+    """The URLs extracted and every outcome by offset, the iterator's skips located too."""
+    iterator = CommonCrawlWarcIterator()
+    iterator.locate_skips = True
+    extractor = CommonCrawlHTMLExtractor(algorithm)
+    stage = DocumentIterateExtractStage(iterator=iterator, extractor=extractor)
+    raw = {r["offset"]: r["url"] for r in CommonCrawlWarcIterator().iterate(path)}
+    out = stage.process(FileGroupTask(task_id="t", dataset_name="w", data=[path]))
+    by_offset: dict[int, list[str]] = {}
+    for url in _urls(out):
+        by_offset.setdefault(next(o for o, u in raw.items() if u == url), []).append("extracted")
+    for at in out.metadata["skipped_at"]:
+        by_offset.setdefault(at["offset"], []).append(at["reason"])
+    for rej in stage.drain_rejected():
+        by_offset.setdefault(rej.record["offset"], []).append("rejected: " + rej.reason)
+    return _urls(out), by_offset
+
+
+def test_every_record_of_a_mixed_archive_is_accounted_once_at_its_offset(tmp_path) -> None:
+    """warcinfo, request, HTML and image responses, a revisit, a record without id and an
+    empty chunked redirect: one outcome each, at the record's own offset."""
+    redirect = http_response(b"0\r\n\r\n", [*HTML, ("Transfer-Encoding", "chunked"),
+                                              ("Location", "https://a.example/")],
+                             status=b"HTTP/1.1 301 Moved Permanently")
+    recs = [warc_record(b"software: test\r\n", kind="warcinfo"),
+            warc_record(b"GET / HTTP/1.1\r\nHost: a.example\r\n\r\n", kind="request"),
+            warc_record(http_response(BODY, HTML), "http://a.example/page"),
+            warc_record(http_response(b"\x89PNG", [("Content-Type", "image/png")]),
+                        "http://a.example/i.png"),
+            warc_record(http_response(b"", [], status=b"HTTP/1.1 304 Not Modified"),
+                        "http://a.example/page", kind="revisit"),
+            warc_record(http_response(BODY, HTML), "http://a.example/noid", record_id=False),
+            warc_record(redirect, "http://a.example/moved")]
+    path = tmp_path / "mixed.warc.gz"
+    path.write_bytes(b"".join(recs))
+    urls, by_offset = _accounting(str(path))
+    offsets = [sum(map(len, recs[:i])) for i in range(len(recs))]
+    assert sorted(by_offset) == offsets, by_offset
+    assert all(len(v) == 1 for v in by_offset.values()), by_offset
+    assert urls == ["http://a.example/page", "http://a.example/noid"]
+    assert by_offset[offsets[6]] == ["empty payload"]
+
+
+def test_a_gzip_body_whose_trailer_is_cut_off_is_decoded_and_a_cut_stream_is_not(
+        tmp_path) -> None:
+    """warcio's example-trunc.warc: the gzip CRC / size trailer lies past the record's
+    length; the compressed page itself is whole."""
+    packed = gzip.compress(BODY)
+    headers = [*HTML, ("Content-Encoding", "gzip")]
+    recs = [warc_record(http_response(packed[:-8], headers), "http://a.example/no-trailer"),
+            warc_record(http_response(packed[:len(packed) // 2], headers),
+                        "http://a.example/cut")]
+    path = tmp_path / "trailer.warc.gz"
+    path.write_bytes(b"".join(recs))
+    out, rejected = _run(str(path))
+    assert _urls(out) == ["http://a.example/no-trailer"]
+    assert MAIN_EN[0] in _texts(out)["http://a.example/no-trailer"]
+    (cut,) = rejected
+    assert "truncated" in str(cut.error) and cut.record["offset"] == len(recs[0])
+
+
+@pytest.mark.parametrize("shape", ["short length", "trailer outside the length"])
+def test_bytes_past_a_records_length_are_rejected_once_at_their_own_offset(tmp_path,
+                                                                           shape) -> None:
+    """A plain WARC record whose Content-Length is a few bytes short of its block (pywb's
+    example.warc, warcio's example-trunc.warc): the record is read, the stray bytes are one
+    rejection at the offset where they start, the next record is read at its own offset."""
+    if shape == "short length":
+        block = http_response(BODY + b"<!-- end -->", HTML)
+    else:
+        block = http_response(gzip.compress(BODY), [*HTML, ("Content-Encoding", "gzip")])
+    short = warc_record(block, "http://a.example/short", gz=False,
+                        declared_length=len(block) - 6)
+    empty = http_response(b"<html><body></body></html>", HTML)
+    recs = [warc_record(http_response(BODY, HTML), "http://a.example/0", gz=False), short,
+            warc_record(empty, "http://a.example/empty", gz=False),
+            warc_record(http_response(BODY, HTML), "http://a.example/3", gz=False)]
+    path = tmp_path / "short.warc"
+    path.write_bytes(b"".join(recs))
+    urls, by_offset = _accounting(str(path))
+    offsets = [sum(map(len, recs[:i])) for i in range(len(recs))]
+    stray = offsets[1] + short.index(b"\r\n\r\n") + 4 + len(block) - 6
+    assert urls == ["http://a.example/0", "http://a.example/short", "http://a.example/3"]
+    assert sorted(by_offset) == sorted([*offsets, stray]), by_offset
+    assert all(len(v) == 1 for v in by_offset.values()), by_offset
+    assert by_offset[offsets[2]] == ["no text extracted"]
+    assert by_offset[stray][0].startswith("rejected: malformed WARC record: 10 bytes after the "
+                                          f"record at offset {offsets[1]} ")
+
+
+def test_a_one_stream_gzip_warc_gives_each_record_its_decompressed_offset(tmp_path) -> None:
+    """warcio's example-bad-non-chunked.warc.gz: the whole file one gzip stream."""
+    recs = [warc_record(http_response(BODY, HTML), f"http://a.example/{i}", gz=False)
+            for i in range(3)]
+    path = tmp_path / "one-stream.warc.gz"
+    path.write_bytes(gzip.compress(b"".join(recs)))
+    offsets = [r["offset"] for r in CommonCrawlWarcIterator().iterate(str(path))]
+    assert offsets == [sum(map(len, recs[:i])) for i in range(3)]
+
+
+def test_a_plain_arc_file_goes_on_after_malformed_records(tmp_path) -> None:
+    """pywb's and warcio's bad.arc: lengths ``-1`` and ``abc``; each bad record is one
+    rejection at its offset and the records after it are read."""
+    good = http_response(BODY, [("Content-Type", "text/html")])
+    parts = [arc_file([("http://arc.example/a", good)], gz=False),
+             b"http://arc.example/bad1 127.0.0.1 201404010000000000 text/html -1\n\n",
+             arc_record("http://arc.example/b", good),
+             b"http://arc.example/bad2 127.0.0.1 201404010000000000 text/html abc\n\n",
+             arc_record("http://arc.example/c", good)]
+    path = tmp_path / "bad.arc"
+    path.write_bytes(b"".join(parts))
+    out, rejected = _run(str(path))
+    assert _urls(out) == ["http://arc.example/a", "http://arc.example/b", "http://arc.example/c"]
+    offsets = [sum(map(len, parts[:i])) for i in (1, 3)]
+    assert sorted(r.record["offset"] for r in rejected) == offsets
+
+
+
+def test_the_warcio_comparison_script_accounts_a_written_archive(tmp_path, capsys) -> None:
+    """``compat/warc_accounting.py`` (run by hand on public archives) stays runnable."""
+    import importlib.util
+    import json
+    import sys
+
+    script = os.path.join(os.path.dirname(__file__), "..", "..", "compat", "warc_accounting.py")
+    spec = importlib.util.spec_from_file_location("warc_accounting", script)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["warc_accounting"] = module  # its dataclasses look their module up
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        del sys.modules["warc_accounting"]
+    recs = [warc_record(b"GET / HTTP/1.1\r\n\r\n", kind="request"),
+            warc_record(http_response(BODY, HTML), "http://a.example/", record_id=False)]
+    path = tmp_path / "a.warc.gz"
+    path.write_bytes(b"".join(recs))
+    assert module.main([str(path), "--algorithm", "resiliparse", "--json"]) == 0
+    (row,) = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert (row["warcio"], row["extracted"], row["skipped"], row["twice"]) == (2, 1, 1, 0)

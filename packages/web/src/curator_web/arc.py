@@ -4,7 +4,7 @@ bytes of HTTP response."""
 
 from __future__ import annotations
 
-import uuid
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -29,9 +29,11 @@ class ArcRecord:
 
     def to_warc(self, source_id: str, offset: int) -> bytes:
         """The record as a WARC ``response`` record (its id derived from file and offset)."""
-        rid = uuid.uuid5(uuid.NAMESPACE_URL, f"{source_id}:{offset}")
+        from curator_web.common_crawl import derived_record_id
+
         head = (f"WARC/1.0\r\nWARC-Type: response\r\nWARC-Target-URI: {self.url}\r\n"
-                f"WARC-Date: {_iso(self.date)}\r\nWARC-Record-ID: <urn:uuid:{rid}>\r\n"
+                f"WARC-Date: {_iso(self.date)}\r\n"
+                f"WARC-Record-ID: {derived_record_id(source_id, offset)}\r\n"
                 f"Content-Type: application/http; msgtype=response\r\n"
                 f"Content-Length: {len(self.block)}\r\n\r\n")
         return head.encode("utf-8", "replace") + self.block + b"\r\n\r\n"
@@ -73,9 +75,8 @@ def _header(line: bytes) -> tuple[str, str, int]:
 def iter_arc_records(path: str,
                      ) -> Iterator[tuple[int, ArcRecord | None, BaseException | str | None]]:
     """``(offset, record, error)`` for each record: ``record`` is ``None`` with ``error`` for
-    a corrupt gzip member or a malformed record; reading goes on with the next member (an
-    uncompressed ARC file cannot be resynchronised after a malformed header: the rest of it is
-    one rejected record)."""
+    a corrupt gzip member or a malformed record; reading goes on with the next member (in an
+    uncompressed ARC file, at the next line that starts like an ARC header line)."""
     from curator_web.common_crawl import iter_gzip_members
 
     with open(path, "rb") as fh:
@@ -111,10 +112,29 @@ def _iter_plain(fh) -> Iterator[tuple[int, ArcRecord | None, BaseException | Non
             url, date, length = _header(line.rstrip(b"\r\n"))
         except ValueError as exc:
             yield start, None, exc
-            return
+            if not _next_header_line(fh):
+                return
+            continue
         block = fh.read(length)
         if len(block) < length:
             yield start, None, ArcRecordError(
                 f"truncated ARC record: {len(block)} of {length} bytes", url)
             return
         yield start, ArcRecord(url, date, block), None
+
+
+_HEADER_START = re.compile(rb"^(?:[A-Za-z][A-Za-z0-9+.-]*://|dns:|filedesc:)\S*[ \t].*"
+                           rb"[ \t]\d{8,}[ \t]")
+
+
+def _next_header_line(fh) -> bool:
+    """Move ``fh`` to the next line that starts like an ARC header line (URL … date …), after
+    a malformed record whose length cannot be trusted; ``False`` at the end of the file."""
+    while True:
+        start = fh.tell()
+        line = fh.readline()
+        if not line:
+            return False
+        if _HEADER_START.match(line):
+            fh.seek(start)
+            return True

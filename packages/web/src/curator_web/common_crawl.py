@@ -8,6 +8,7 @@ import json
 import logging
 import os
 import re
+import uuid
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -38,7 +39,8 @@ from curator_web.http_body import BodyDecodeError, decode_http_body, looks_like_
 
 __all__ = ["MainCommonCrawlUrlGenerator", "NewsCommonCrawlUrlGenerator",
            "CommonCrawlWARCDownloader", "CommonCrawlWarcIterator", "CommonCrawlHTMLExtractor",
-           "CommonCrawlDownloadExtractStage", "iter_gzip_members", "is_arc", "WARC_EXTENSIONS"]
+           "CommonCrawlDownloadExtractStage", "iter_gzip_members", "is_arc", "WARC_EXTENSIONS",
+           "derived_record_id"]
 
 log = logging.getLogger(__name__)
 
@@ -49,7 +51,9 @@ _CHUNK = 1 << 20
 _MAX_MEMBER = 256 << 20  # a WARC record larger than this is treated as corrupt
 _GZIP_MAGIC = b"\x1f\x8b\x08"
 _HTML_TYPES = ("text/html", "application/xhtml+xml")
-_DAMAGED = "malformed WARC record: unreadable bytes after the record at this offset"
+_DAMAGED = "malformed WARC record: unreadable (broken header or block)"
+_WARC_TYPES = ("warcinfo", "response", "resource", "request", "metadata", "revisit",
+               "conversion", "continuation")
 WARC_EXTENSIONS = [".warc", ".warc.gz", ".arc", ".arc.gz"]
 """The archive files read from a directory or glob (WARC and ARC, plain or gzip)."""
 
@@ -213,17 +217,30 @@ class CommonCrawlWarcIterator(DocumentIterator):
     body) as ``{url, warc_id, source_id, content, charset, offset}``, the body decoded from
     chunked transfer and gzip / deflate / brotli content encoding.
 
-    Every record is accounted for once: other record types (``revisit`` …) and non-HTML
-    payloads are counted as skipped by reason; a corrupt gzip member, a record without
-    ``WARC-Record-ID``, a broken header or a body that does not decode is rejected with its
-    file and offset, and the rest of the file is read."""
+    Every record is accounted for once, at its own offset: other record types (``revisit``
+    …) and non-HTML payloads are counted as skipped by reason; a corrupt gzip member, a broken
+    header or a body that does not decode is rejected with its file and offset, and the rest
+    of the file is read; bytes between records (a ``Content-Length`` shorter than its block)
+    are one rejection at the offset where they start. An intact record written without
+    ``WARC-Record-ID`` gets an id derived from the file name and its offset
+    (:func:`derived_record_id`). A gzip file that is one gzip stream rather than one member
+    per record is read whole; its offsets are positions in the decompressed stream."""
+
+    locate_skips = False
+    """Also list each record skipped by design with its offset in ``metadata["skipped_at"]``
+    (off by default: a Common Crawl file skips ~100k request and metadata records)."""
 
     def output_columns(self) -> list[str]:
         return ["url", "warc_id", "source_id", "content"]
 
+    def _skip(self, reason: str, offset: int | None, url: str = "") -> None:
+        if self.locate_skips:
+            self.skip(reason, offset=offset, **({"url": url} if url else {}))
+        else:
+            self.skip(reason)
+
     def iterate(self, file_path: str) -> Iterator[dict[str, Any]]:
         source_id = os.path.basename(file_path)
-        self.__dict__.pop("_one_stream", None)
         if is_arc(file_path):
             yield from self._arc(file_path, source_id)
             return
@@ -233,6 +250,9 @@ class CommonCrawlWarcIterator(DocumentIterator):
             if not gzipped and not head.startswith(b"WARC/"):
                 self.reject("malformed WARC record: no 'WARC/' version line", offset=0,
                             error=repr(head))
+                return
+            if gzipped and _one_gzip_stream(fh):
+                yield from self._one_stream(fh, source_id)
                 return
             base = 0
             while True:  # FastWARC over the whole file; where it stops on damage, resume
@@ -244,7 +264,7 @@ class CommonCrawlWarcIterator(DocumentIterator):
                 if gzipped:  # member by member from the last record read
                     yield from self._by_member(fh, source_id, last, error)
                     return
-                base = self._resync_plain(fh, last, error, reported)
+                base = self._resync_plain(fh, base, last, error, reported)
                 if base is None:
                     return
 
@@ -257,6 +277,7 @@ class CommonCrawlWarcIterator(DocumentIterator):
 
         records = ArchiveIterator(fh, parse_http=False, record_types=WarcRecordType.any_type)
         last, pending = None, None  # a document is given out once the next header parses
+        shift = None  # FastWARC counts from where the file object is, or from 0: find out
         while True:
             try:
                 record = next(records)
@@ -274,20 +295,15 @@ class CommonCrawlWarcIterator(DocumentIterator):
                 return last, exc, False
             if pending is not None:
                 yield pending
-            offset = base + record.stream_pos
-            if gzipped and last is not None and offset <= last:
-                # not one gzip member per record: offsets cannot locate a resume point
-                self._one_stream = True
+            if shift is None:
+                shift = 0 if record.stream_pos >= base else base
+            offset = shift + record.stream_pos
             last = offset
             pending = self._record(record, source_id, offset)
 
     def _by_member(self, fh: BinaryIO, source_id: str, last: int | None,
                    error: BaseException) -> Iterator[dict[str, Any]]:
         """The rest of a damaged gzip WARC file, one gzip member at a time."""
-        if self.__dict__.pop("_one_stream", False):
-            self.reject("corrupt gzip stream: the rest of the file cannot be read",
-                        error=error, offset=last)
-            return
         fh.seek(last or 0)
         for offset, data, err in iter_gzip_members(fh, start=last or 0):
             if last is not None and offset == last:
@@ -298,28 +314,44 @@ class CommonCrawlWarcIterator(DocumentIterator):
                 continue
             yield from self._records(io.BytesIO(data), data[:80], source_id, offset)
 
-    def _resync_plain(self, fh: BinaryIO, last: int | None, error: BaseException,
+    def _one_stream(self, fh: BinaryIO, source_id: str) -> Iterator[dict[str, Any]]:
+        """A gzip WARC written as one gzip stream (not one member per record): read through
+        the decompressed stream, each record's offset its position there; damage ends the
+        file (one rejection: a gzip stream has no resume point)."""
+        fh.seek(0)
+        with gzip.GzipFile(fileobj=fh) as stream:
+            stopped = yield from self._fast(stream, source_id, 0, False)
+        if stopped is not None:
+            last, error, reported = stopped
+            if not reported:
+                self.reject("corrupt gzip stream (one stream, not one member per record): "
+                            f"the rest of the file after the record at decompressed offset "
+                            f"{last} cannot be read", error=error,
+                            offset=0 if last is None else last + 1)
+
+    def _resync_plain(self, fh: BinaryIO, base: int, last: int | None, error: BaseException,
                       reported: bool) -> int | None:
-        """Reject the damaged bytes after the last record read (unless ``reported``) and
-        return the offset of the next ``WARC/`` record header (``None``: the end of the
-        file)."""
-        pos = (last if last is not None else -1) + 1
-        fh.seek(pos)
-        window = fh.read(_CHUNK)
-        while window:
-            i = window.find(b"\nWARC/1.")
-            if i >= 0:
-                if not reported:
-                    self.reject(_DAMAGED, error=error, offset=last if last is not None else 0)
-                return pos + i + 1
-            pos += len(window) - 8
-            fh.seek(pos)
-            window = fh.read(_CHUNK)
-            if len(window) <= 8:
-                break
-        if not reported:
-            self.reject(_DAMAGED, error=error, offset=last if last is not None else 0)
-        return None
+        """Reject the damaged bytes after the last record read since ``base`` (unless
+        ``reported``), at the offset where they start (the last record is accounted for on
+        its own), and return the offset of the next ``WARC/`` record header (``None``: the
+        end of the file)."""
+        nxt = _next_warc_header(fh, (last if last is not None else base) + 1)
+        if reported:
+            return nxt
+        if last is None:  # the record at base itself is broken
+            self.reject(_DAMAGED, error=error, offset=base)
+            return nxt
+        damage = _record_end(fh, last)
+        if damage is None or (nxt is not None and damage > nxt):
+            damage = last + 1  # the declared length runs past the next header
+        fh.seek(damage)
+        size = (nxt if nxt is not None else fh.seek(0, os.SEEK_END)) - damage
+        fh.seek(damage)
+        if size > 0 and fh.read(min(size, _CHUNK)).strip():
+            self.reject(f"malformed WARC record: {size} bytes after the record at offset "
+                        f"{last} belong to no record (a Content-Length shorter than the "
+                        f"block?)", error=error, offset=damage)
+        return nxt
 
     def _arc(self, file_path: str, source_id: str) -> Iterator[dict[str, Any]]:
         from curator_web.arc import iter_arc_records
@@ -331,10 +363,10 @@ class CommonCrawlWarcIterator(DocumentIterator):
                             **({"url": url} if url else {}))
                 continue
             if rec.url.startswith("filedesc:"):
-                self.skip("ARC file header")
+                self._skip("ARC file header", offset, rec.url)
                 continue
             if not rec.block.startswith(b"HTTP/"):
-                self.skip("non-HTTP ARC record")
+                self._skip("non-HTTP ARC record", offset, rec.url)
                 continue
             warc = rec.to_warc(source_id, offset)
             yield from self._records(io.BytesIO(warc), warc[:80], source_id, offset)
@@ -375,12 +407,15 @@ class CommonCrawlWarcIterator(DocumentIterator):
         url = _target_uri(headers.get("WARC-Target-URI") or "")
         record_id = record.record_id
         if not record_id:
-            self.reject("malformed WARC record: no WARC-Record-ID (broken or truncated "
-                        "header)", offset=offset, url=url,
-                        error=f"WARC-Type: {headers.get('WARC-Type')}")
-            return None
+            kind = headers.get("WARC-Type") or ""
+            if kind not in _WARC_TYPES or headers.get("Content-Length") is None:
+                self.reject("malformed WARC record: broken or truncated header (no "
+                            "WARC-Record-ID, and no known WARC-Type or no Content-Length)",
+                            offset=offset, url=url, error=f"WARC-Type: {kind!r}")
+                return None
+            record_id = derived_record_id(source_id, offset)  # intact, written without one
         if record.record_type != WarcRecordType.response:
-            self.skip(f"{headers.get('WARC-Type', 'unknown')} record")
+            self._skip(f"{headers.get('WARC-Type', 'unknown')} record", offset, url)
             return None
         if not record.content_length:
             self.reject("malformed WARC record: response with an empty block (truncated "
@@ -395,11 +430,11 @@ class CommonCrawlWarcIterator(DocumentIterator):
                         url=url)
             return None
         if not record.is_http or http is None:
-            self.skip("non-HTTP response")
+            self._skip("non-HTTP response", offset, url)
             return None
         ctype = (record.http_content_type or "").lower()
         if ctype and not ctype.startswith(_HTML_TYPES):
-            self.skip("non-HTML response")
+            self._skip("non-HTML response", offset, url)
             return None
         try:
             body = decode_http_body(body, http.get("Transfer-Encoding"),
@@ -408,10 +443,72 @@ class CommonCrawlWarcIterator(DocumentIterator):
             self.reject("HTTP body could not be decoded", error=exc, offset=offset, url=url)
             return None
         if not ctype and not looks_like_html(body):
-            self.skip("non-HTML response")
+            self._skip("non-HTML response", offset, url)
             return None
         return {"url": url, "warc_id": _uuid(record_id), "source_id": source_id,
                 "content": body, "charset": record.http_charset, "offset": offset}
+
+
+def _one_gzip_stream(fh: BinaryIO) -> bool:
+    """Whether a gzip WARC file's first gzip member holds more than its first record (the file
+    is one gzip stream, not one member per record as the WARC standard recommends)."""
+    fh.seek(0)
+    d, head, size, end = zlib.decompressobj(31), b"", 0, None
+    pending = fh.read(65536)
+    try:
+        while pending:
+            data = d.decompress(pending, _CHUNK)
+            pending = d.unconsumed_tail or (b"" if d.eof else fh.read(65536))
+            size += len(data)
+            if end is None:
+                head += data
+                end = _declared_end(head)
+                if end is None and len(head) > 65536:
+                    return False
+            if end is not None and size > end + 8:
+                return True
+            if d.eof:
+                return False
+    except zlib.error:
+        return False
+    return False
+
+
+def _declared_end(head: bytes) -> int | None:
+    """The end of the WARC record that starts ``head``, by its ``Content-Length``."""
+    sep, n = head.find(b"\r\n\r\n"), 4
+    if sep < 0:
+        sep, n = head.find(b"\n\n"), 2
+    m = re.search(rb"(?im)^content-length:[ \t]*(\d+)", head[:max(sep, 0)])
+    return None if sep < 0 or m is None else sep + n + int(m.group(1))
+
+
+def _next_warc_header(fh: BinaryIO, pos: int) -> int | None:
+    """The offset of the next ``WARC/1.x`` line at or after ``pos`` (``None``: none)."""
+    fh.seek(max(pos - 1, 0))
+    at = max(pos - 1, 0)
+    window = fh.read(_CHUNK)
+    while len(window) > 8:
+        i = window.find(b"\nWARC/1.")
+        if i >= 0:
+            return at + i + 1
+        at += len(window) - 8
+        fh.seek(at)
+        window = fh.read(_CHUNK)
+    return None
+
+
+def _record_end(fh: BinaryIO, start: int) -> int | None:
+    """Where the plain WARC record at ``start`` ends by its header's ``Content-Length`` (the
+    blank lines after it not included); ``None`` when its header does not say."""
+    fh.seek(start)
+    declared = _declared_end(fh.read(65536))
+    if declared is None:
+        return None
+    end = start + declared
+    fh.seek(end)
+    tail = fh.read(4)
+    return end + len(tail) - len(tail.lstrip(b"\r\n"))
 
 
 def _target_uri(value: str) -> str:
@@ -420,6 +517,13 @@ def _target_uri(value: str) -> str:
     if value.startswith("<") and value.endswith(">"):
         return value[1:-1].strip()
     return value
+
+
+def derived_record_id(source_id: str, offset: int) -> str:
+    """The id of a record written without ``WARC-Record-ID`` (test and tool archives; ARC
+    records have none): a UUID derived from the file name and the record's offset, the same on
+    every read."""
+    return f"<urn:uuid:{uuid.uuid5(uuid.NAMESPACE_URL, f'{source_id}:{offset}')}>"
 
 
 def _uuid(record_id: str) -> str:

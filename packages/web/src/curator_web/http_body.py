@@ -5,11 +5,15 @@ stores bodies decoded, wget and most crawlers do not)."""
 from __future__ import annotations
 
 import io
+import re
 import zlib
 
 __all__ = ["BodyDecodeError", "decode_http_body", "looks_like_html"]
 
 _HTML_START = (b"<!doctype html", b"<html", b"<head", b"<body", b"<title", b"<meta", b"<!--")
+
+
+_EMPTY_CHUNKED = re.compile(rb"\s*0+[ \t]*(;[^\r\n]*)?\r?\n")  # the last chunk, and no data
 
 
 class BodyDecodeError(ValueError):
@@ -26,7 +30,7 @@ def _dechunk(body: bytes) -> bytes:
     from resiliparse.parse.http import iterate_http_chunks
 
     out = b"".join(iterate_http_chunks(io.BytesIO(body)))
-    if not out and body.strip():
+    if not out and body.strip() and not _EMPTY_CHUNKED.match(body):
         raise BodyDecodeError("Transfer-Encoding: chunked, but the body has no valid chunk")
     return out
 
@@ -34,6 +38,27 @@ def _dechunk(body: bytes) -> bytes:
 def _inflate(body: bytes, wbits: int) -> bytes:
     d = zlib.decompressobj(wbits)
     out = d.decompress(body) + d.flush()
+    if not d.eof:
+        if wbits == 47 and body[:2] == b"\x1f\x8b":
+            return _gzip_without_trailer(body)
+        raise BodyDecodeError("compressed body is truncated")
+    return out
+
+
+def _gzip_without_trailer(body: bytes) -> bytes:
+    """A gzip body whose compressed data is whole but whose 8-byte CRC / size trailer is cut
+    off (a record length a few bytes short, as warcio's ``example-trunc.warc``): the data, as
+    warcio reads it. A body cut inside the compressed data stays truncated."""
+    flags, pos = body[3] if len(body) > 3 else 0, 10
+    if flags & 4:  # FEXTRA
+        pos += 2 + int.from_bytes(body[pos:pos + 2], "little")
+    for bit in (8, 16):  # FNAME, FCOMMENT: zero-terminated
+        if flags & bit:
+            pos = body.find(b"\0", pos) + 1 or len(body)
+    if flags & 2:  # FHCRC
+        pos += 2
+    d = zlib.decompressobj(-15)
+    out = d.decompress(body[pos:]) + d.flush()
     if not d.eof:
         raise BodyDecodeError("compressed body is truncated")
     return out
