@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from curator_llm.serve.base import BaseModelConfig, BaseServerConfig, InferenceBackend
-from curator_llm.serve.constants import SIGKILL_WAIT_S, SIGTERM_WAIT_S
+from curator_llm.serve.constants import EXTRA_BUFFERS_ENV, SIGKILL_WAIT_S, SIGTERM_WAIT_S
 
 if TYPE_CHECKING:
     from curator_llm.serve.server import InferenceServer
@@ -55,13 +55,17 @@ class LlamaCppModelConfig(BaseModelConfig):
 class LlamaCppServerConfig(BaseServerConfig):
     """The llama.cpp server: ``n_threads`` per model (None: llama.cpp's default),
     ``host`` (loopback by default: the server has no key), ``python`` the interpreter that has
-    ``llama_cpp`` (default: this one), ``extra_settings`` more server settings."""
+    ``llama_cpp`` (default: this one), ``extra_settings`` more server settings.
+    ``extra_buffers``: llama.cpp's AMX / repacked CPU weight buffers — off by default because
+    llama.cpp 0.3.36's AMX kernel crashes on AMX CPUs in VMs (see
+    :mod:`curator_llm.serve.llamacpp_main`); turn on for speed where it works."""
 
     model_configs: ClassVar[tuple[type[BaseModelConfig], ...]] = (LlamaCppModelConfig,)
     n_threads: int | None = None
     host: str = "127.0.0.1"
     python: str | None = None
     extra_settings: dict[str, Any] = field(default_factory=dict)
+    extra_buffers: bool = False
 
 
 def die_with_parent(sig: int = signal.SIGKILL) -> None:
@@ -89,7 +93,9 @@ class LlamaCppBackend(InferenceBackend):
 
     def command(self, config_file: str) -> list[str]:
         python = self.server.backend.python or sys.executable
-        return [python, "-m", "llama_cpp.server", "--config_file", config_file]
+        if self.server.backend.python:  # another interpreter may not have curator_llm
+            return [python, "-m", "llama_cpp.server", "--config_file", config_file]
+        return [python, "-m", "curator_llm.serve.llamacpp_main", "--config_file", config_file]
 
     def _check_installed(self) -> None:
         if self.server.backend.python:
@@ -132,9 +138,10 @@ class LlamaCppBackend(InferenceBackend):
             json.dump(settings, fh)
         self.log_path = os.path.join(self.workdir, "server.log")
         log = open(self.log_path, "ab")
+        env = {**os.environ, EXTRA_BUFFERS_ENV: "1" if backend.extra_buffers else "0"}
         try:
             self.process = subprocess.Popen(
-                self.command(config_file), stdin=subprocess.DEVNULL, stdout=log,
+                self.command(config_file), env=env, stdin=subprocess.DEVNULL, stdout=log,
                 stderr=subprocess.STDOUT, start_new_session=True,
                 preexec_fn=die_with_parent, close_fds=True)
         finally:
