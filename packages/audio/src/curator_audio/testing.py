@@ -11,7 +11,8 @@ import numpy as np
 
 __all__ = ["tone", "noise", "silence", "speech_like", "write_audio", "write_corrupt_files",
            "make_tiny_wav2vec2_model", "make_tiny_hf_wav2vec2_model", "make_tiny_whisper_model",
-           "make_squim_objective_weights", "TINY_LABELS", "TINY_SQUIM_CONFIG", "HF_W2V2_VOCAB", "WHISPER_LANGUAGES"]
+           "make_squim_objective_weights", "TINY_LABELS", "TINY_SQUIM_CONFIG", "HF_W2V2_VOCAB", "WHISPER_LANGUAGES",
+           "espeak_available", "espeak_speech", "speech_scene", "SENTENCES"]
 
 TINY_LABELS = ["<blank>", "|", *"abcdefghijklmnopqrstuvwxyz", "'"]
 
@@ -247,3 +248,79 @@ def make_squim_objective_weights(path: str, seed: int = 0,
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     torch.save(model.state_dict(), path)
     return path
+
+
+def espeak_available() -> bool:
+    """Whether the ``espeak-ng`` program (Debian package ``espeak-ng``) is on ``PATH``."""
+    import shutil
+
+    return shutil.which("espeak-ng") is not None
+
+
+def espeak_speech(text: str, sr: int = 16000, voice: str = "en", words_per_minute: int = 160,
+                  amplitude: int = 100) -> np.ndarray:
+    """Real synthetic speech: ``text`` spoken by ``espeak-ng`` (its 22.05 kHz WAV read with
+    soundfile and resampled to ``sr``), as mono float32. Raises ``RuntimeError`` when espeak-ng
+    is not installed (``apt-get install espeak-ng``)."""
+    import subprocess
+    import tempfile
+
+    import soundfile as sf
+
+    from curator_audio.decode import resample
+
+    if not espeak_available():
+        raise RuntimeError("espeak-ng is not installed: apt-get install -y espeak-ng")
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "speech.wav")
+        subprocess.run(["espeak-ng", "-v", voice, "-s", str(words_per_minute), "-a",
+                        str(amplitude), "-w", out, text], check=True, capture_output=True,
+                       timeout=60)
+        wave, file_sr = sf.read(out, dtype="float32", always_2d=True)
+    wave = wave.mean(axis=1)
+    return np.ascontiguousarray(resample(wave, file_sr, sr), dtype=np.float32)
+
+
+SENTENCES = (
+    "The quick brown fox jumps over the lazy dog near the quiet river bank.",
+    "Please call Stella and ask her to bring these things with her from the store.",
+    "Six spoons of fresh snow peas, five thick slabs of blue cheese, and maybe a snack.",
+    "We also need a small plastic snake and a big toy frog for the kids.",
+    "She can scoop these things into three red bags, and we will go meet her on Wednesday.",
+    "A rainbow is a division of white light into many beautiful colors.",
+)
+"""English sentences for :func:`speech_scene` (the 'Please call Stella' elicitation text)."""
+
+
+def speech_scene(layout: list[tuple[str, float]], sr: int = 16000, noise_amp: float = 0.003,
+                 speech_gain: float = 0.6, seed: int = 0
+                 ) -> tuple[np.ndarray, list[tuple[float, float]]]:
+    """A recording with espeak-ng speech at known offsets between silences and noise.
+
+    ``layout`` is a list of ``(kind, value)``: ``("silence", seconds)``, ``("noise", seconds)``
+    (white noise of ``noise_amp``) or ``("speech", sentence_index)`` (a sentence of
+    :data:`SENTENCES`, scaled to ``speech_gain`` peak). Quiet background noise of
+    ``noise_amp / 3`` runs under everything. Returns the waveform and the true speech spans in
+    seconds: each sentence's first and last sample above 1 % of its peak (espeak-ng's own lead-in
+    and tail silence excluded)."""
+    rng = np.random.default_rng(seed)
+    parts: list[np.ndarray] = []
+    truth: list[tuple[float, float]] = []
+    pos = 0
+    for kind, value in layout:
+        if kind == "silence":
+            piece = np.zeros(int(value * sr), dtype=np.float32)
+        elif kind == "noise":
+            piece = rng.uniform(-noise_amp, noise_amp, int(value * sr)).astype(np.float32)
+        elif kind == "speech":
+            piece = espeak_speech(SENTENCES[int(value) % len(SENTENCES)], sr)
+            piece = piece * (speech_gain / max(float(np.abs(piece).max()), 1e-9))
+            loud = np.nonzero(np.abs(piece) > 0.01 * speech_gain)[0]
+            truth.append(((pos + loud[0]) / sr, (pos + loud[-1] + 1) / sr))
+        else:
+            raise ValueError(f"speech_scene: unknown part {kind!r} (silence, noise or speech)")
+        parts.append(piece.astype(np.float32))
+        pos += len(piece)
+    wave = np.concatenate(parts) if parts else np.zeros(0, dtype=np.float32)
+    wave = wave + rng.uniform(-noise_amp / 3, noise_amp / 3, len(wave)).astype(np.float32)
+    return wave.astype(np.float32), truth

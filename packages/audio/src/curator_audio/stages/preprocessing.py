@@ -1,0 +1,253 @@
+"""NeMo Curator's audio preprocessing: mono conversion with a sample-rate check, resampling to
+files, and concatenating nested VAD segments."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from curator import Resources
+from curator.errors import ConfigError
+from curator.io import atomic_write, join_path
+from curator.stages.base import StageIO
+
+from curator_audio.decode import AudioDecodeError, load_audio, resample
+from curator_audio.stages.base import AudioRecordStage, public_record
+from curator_audio.stages.common import SEGMENTS, AudioInputError, item_waveform
+from curator_audio.tasks import AudioBatch
+
+__all__ = ["MonoConversionStage", "ResampleAudioStage", "SegmentConcatenationStage",
+           "SOUNDFILE_FORMATS"]
+
+SOUNDFILE_FORMATS = {"wav": "PCM_16", "flac": "PCM_16", "ogg": "VORBIS"}
+
+
+class _RejectingStage(AudioRecordStage):
+    """An :class:`AudioRecordStage` whose :class:`AudioInputError` carries the sink reason."""
+
+    def process(self, task: AudioBatch) -> AudioBatch:
+        out: list[dict[str, Any]] = []
+        for record in task.data:
+            try:
+                result = self.process_record(record)
+            except AudioInputError as exc:
+                self.reject(task, exc.reason, record=public_record(record), error=str(exc),
+                            source=str(record.get(self.filepath_key, "")))
+                continue
+            except Exception as exc:
+                self.reject(task, self.reject_reason, record=public_record(record), error=exc,
+                            source=str(record.get(self.filepath_key, "")))
+                continue
+            if result is not None:
+                out.append(result)
+        return task.derive(out)
+
+
+@dataclass
+class MonoConversionStage(_RejectingStage):
+    """Decodes each record's file (soundfile), averages its channels to mono and checks its
+    rate: sets ``waveform`` (mono float32), ``sample_rate``, ``is_mono``, ``duration`` and
+    ``num_samples``.
+
+    With ``strict_sample_rate`` (NeMo's default) a file not at ``output_sample_rate`` is rejected
+    (``sample_rate_mismatch``); without it the audio keeps its own rate (as in NeMo: nothing is
+    resampled here; use :class:`ResampleAudioStage` or ``AudioDecodeStage(target_sample_rate=)``).
+    Missing or undecodable files are rejected (``undecodable_audio``).
+
+    Args:
+        output_sample_rate: the rate expected (Hz).
+        audio_filepath_key: the audio path field.
+        strict_sample_rate: reject audio at another rate.
+    """
+
+    output_sample_rate: int = 48000
+    audio_filepath_key: str = "audio_filepath"
+    strict_sample_rate: bool = True
+    name: str = "MonoConversion"
+    resources: Resources = field(default_factory=lambda: Resources(cpus=1.0))
+    reject_reason = "undecodable_audio"
+
+    def __post_init__(self) -> None:
+        self.filepath_key = self.audio_filepath_key
+        if int(self.output_sample_rate) <= 0:
+            raise ConfigError(f"{self.name}: output_sample_rate must be > 0")
+
+    def outputs(self) -> StageIO:
+        return ["data"], ["waveform", "sample_rate", "is_mono", "duration", "num_samples"]
+
+    def process_record(self, record: dict[str, Any]) -> dict[str, Any]:
+        path = record.get(self.audio_filepath_key)
+        if not path:
+            raise AudioInputError("missing_audio", f"no {self.audio_filepath_key!r}")
+        try:
+            wave, sr = load_audio(str(path), mono=True)
+        except (AudioDecodeError, FileNotFoundError) as exc:
+            raise AudioInputError("undecodable_audio", str(exc)) from exc
+        if self.strict_sample_rate and sr != self.output_sample_rate:
+            raise AudioInputError("sample_rate_mismatch", f"{path}: {sr} Hz, expected "
+                                  f"{self.output_sample_rate} Hz (strict_sample_rate=True)")
+        return {**record, "waveform": wave, "sample_rate": sr, "is_mono": True,
+                "duration": len(wave) / sr, "num_samples": len(wave)}
+
+
+@dataclass
+class ResampleAudioStage(_RejectingStage):
+    """Writes each record's audio resampled to ``target_sample_rate`` with
+    ``target_nchannels`` channels as ``{resampled_audio_dir}/{audio_item_id}.{target_format}``
+    (atomically; an existing file is kept, so a re-run does no work twice) and records its path in
+    ``resampled_audio_filepath_key`` and its length in ``duration_key``. ``audio_item_id`` is the
+    record's, or ``{file stem}_{8 hex digits of the path's SHA-256}`` as in NeMo. Decoding is
+    soundfile and resampling torchaudio (NeMo runs ffmpeg). Undecodable audio is rejected.
+
+    Args:
+        resampled_audio_dir: output directory.
+        input_format: the source files' format (informational, as in NeMo).
+        target_sample_rate, target_format, target_nchannels: what is written.
+        audio_filepath_key, resampled_audio_filepath_key, duration_key, audio_item_id_key:
+            field names.
+    """
+
+    resampled_audio_dir: str = ""
+    input_format: str = "wav"
+    target_sample_rate: int = 16000
+    target_format: str = "wav"
+    target_nchannels: int = 1
+    audio_filepath_key: str = "audio_filepath"
+    resampled_audio_filepath_key: str = "resampled_audio_filepath"
+    duration_key: str = "duration"
+    audio_item_id_key: str = "audio_item_id"
+    name: str = "ResampleAudio"
+    reject_reason = "undecodable_audio"
+
+    def __post_init__(self) -> None:
+        self.filepath_key = self.audio_filepath_key
+        if not self.resampled_audio_dir:
+            raise ConfigError(f"{self.name}: resampled_audio_dir is required")
+        if self.target_format not in SOUNDFILE_FORMATS:
+            raise ConfigError(f"{self.name}: target_format must be one of "
+                              f"{sorted(SOUNDFILE_FORMATS)}, got {self.target_format!r}")
+        if self.target_nchannels < 1:
+            raise ConfigError(f"{self.name}: target_nchannels must be >= 1")
+
+    def outputs(self) -> StageIO:
+        return ["data"], [self.audio_item_id_key, self.resampled_audio_filepath_key,
+                          self.duration_key]
+
+    def process_record(self, record: dict[str, Any]) -> dict[str, Any]:
+        import soundfile as sf
+        from curator.io import get_fs
+
+        path = str(record.get(self.audio_filepath_key) or "")
+        if not path:
+            raise AudioInputError("missing_audio", f"no {self.audio_filepath_key!r}")
+        item_id = record.get(self.audio_item_id_key)
+        if not item_id:
+            stem = os.path.splitext(os.path.basename(path))[0]
+            item_id = f"{stem}_{hashlib.sha256(path.encode()).hexdigest()[:8]}"
+        target = join_path(self.resampled_audio_dir, f"{item_id}.{self.target_format}")
+        fs, local = get_fs(target)
+        if fs.exists(local):
+            with fs.open(local, "rb") as fh:
+                info = sf.info(fh)
+            duration = info.frames / info.samplerate
+        else:
+            try:
+                wave, sr = load_audio(path, mono=False)
+            except (AudioDecodeError, FileNotFoundError) as exc:
+                raise AudioInputError("undecodable_audio", str(exc)) from exc
+            mono = wave.mean(axis=1)
+            out = resample(mono, sr, self.target_sample_rate)
+            if self.target_nchannels > 1:
+                if wave.shape[1] == self.target_nchannels:
+                    out = np.stack([resample(np.ascontiguousarray(wave[:, c]), sr,
+                                             self.target_sample_rate)
+                                    for c in range(wave.shape[1])], axis=1)
+                else:
+                    out = np.repeat(out[:, None], self.target_nchannels, axis=1)
+            fs.makedirs(local.rsplit("/", 1)[0], exist_ok=True)
+            with atomic_write(target, "wb") as fh:
+                sf.write(fh, out, self.target_sample_rate, format=self.target_format.upper(),
+                         subtype=SOUNDFILE_FORMATS[self.target_format])
+            duration = len(out) / self.target_sample_rate
+        return {**record, self.audio_item_id_key: item_id,
+                self.resampled_audio_filepath_key: target, self.duration_key: duration}
+
+
+@dataclass
+class SegmentConcatenationStage(_RejectingStage):
+    """Joins a record's nested ``segments`` (from ``VADSegmentationStage(nested=True)`` and the
+    filters after it) into one waveform, in ``segment_num`` order with ``silence_duration_sec``
+    of silence between them, and keeps where each piece came from in ``segment_mappings``
+    (``original_file``, ``original_start_ms``/``original_end_ms``, ``concat_start_ms``/
+    ``concat_end_ms``, ``segment_index``) for :class:`TimestampMapperStage`. NeMo keeps the
+    mappings in the task's metadata; a Curator batch holds many files, so they live on the record.
+
+    Sets ``waveform``, ``sample_rate``, ``original_file``, ``num_segments``,
+    ``total_duration_sec``. Segments at another rate than the first are left out (as in NeMo);
+    a record without ``segments`` is rejected (``missing_segments``), one whose segments are all
+    unusable too (``no_segments``).
+
+    Args:
+        silence_duration_sec: silence between consecutive segments (s).
+    """
+
+    silence_duration_sec: float = 0.5
+    name: str = "SegmentConcatenation"
+    resources: Resources = field(default_factory=lambda: Resources(cpus=1.0))
+    reject_reason = "concatenation_error"
+
+    def inputs(self) -> StageIO:
+        return ["data"], [SEGMENTS]
+
+    def outputs(self) -> StageIO:
+        return ["data"], ["waveform", "sample_rate", "num_segments", "total_duration_sec",
+                          "original_file", "segment_mappings"]
+
+    @staticmethod
+    def _order(seg: dict[str, Any]) -> tuple[int, int]:
+        return int(seg.get("segment_num") or 0), int(seg.get("start_ms") or 0)
+
+    def process_record(self, record: dict[str, Any]) -> dict[str, Any]:
+        segments = record.get(SEGMENTS)
+        if segments is None:
+            raise AudioInputError("missing_segments", "SegmentConcatenationStage needs nested "
+                                  "'segments' (VADSegmentationStage(nested=True))")
+        parts: list[np.ndarray] = []
+        mappings: list[dict[str, Any]] = []
+        sr: int | None = None
+        pos_ms = 0
+        gap_ms = int(self.silence_duration_sec * 1000)
+        original = record.get("original_file", record.get(self.filepath_key, "unknown"))
+        for seg in sorted(segments, key=self._order):
+            if seg.get("waveform") is None:
+                continue
+            try:
+                wave, seg_sr = item_waveform(seg)
+            except AudioInputError:
+                continue
+            if sr is not None and seg_sr != sr:
+                continue
+            sr = seg_sr
+            dur_ms = int(1000 * len(wave) / sr)
+            start = int(seg.get("start_ms") or 0)
+            end = int(seg.get("end_ms") or 0)
+            if end <= start:
+                end = start + dur_ms
+            if parts:
+                parts.append(np.zeros(int(gap_ms * sr / 1000), dtype=np.float32))
+                pos_ms += gap_ms
+            mappings.append({"original_file": seg.get("original_file", original),
+                             "original_start_ms": start, "original_end_ms": end,
+                             "concat_start_ms": pos_ms, "concat_end_ms": pos_ms + dur_ms,
+                             "segment_index": seg.get("segment_num", len(mappings))})
+            parts.append(wave)
+            pos_ms += dur_ms
+        if not parts or sr is None:
+            raise AudioInputError("no_segments", "no segment with a usable waveform")
+        rest = {k: v for k, v in record.items() if k != SEGMENTS}
+        return {**rest, "waveform": np.concatenate(parts), "sample_rate": sr,
+                "original_file": original, "num_segments": len(mappings),
+                "total_duration_sec": pos_ms / 1000.0, "segment_mappings": mappings}
