@@ -1,0 +1,61 @@
+"""InterleavedBlurFilterStage: drops blurry images (variance of the Laplacian)."""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from curator_interleaved.stages import BaseInterleavedFilterStage
+from curator_interleaved.tasks import InterleavedBatch
+from curator_interleaved.utils.image_utils import image_bytes_to_array
+
+__all__ = ["DEFAULT_BLUR_SCORE_THRESHOLD", "InterleavedBlurFilterStage", "sharpness_score"]
+
+DEFAULT_BLUR_SCORE_THRESHOLD: float = 100.0
+
+
+def sharpness_score(image: np.ndarray, row_index: Hashable | None = None) -> float:
+    """Variance of the image's Laplacian (OpenCV); higher is sharper."""
+    import cv2
+
+    try:
+        return float(cv2.Laplacian(image, cv2.CV_64F).var())
+    except cv2.error:
+        return 0.0
+
+
+@dataclass
+class InterleavedBlurFilterStage(BaseInterleavedFilterStage):
+    """Keeps image rows whose sharpness (variance of the Laplacian of the RGB image) is at least
+    ``score_threshold`` (NeMo Curator's default 100). Text and metadata rows are kept; an image
+    that cannot be fetched or decoded goes to the rejected sink with its reason.
+
+    Parameters:
+        score_threshold: the minimum sharpness.
+        drop_invalid_rows, split: see :class:`~curator_interleaved.stages.BaseInterleavedFilterStage`.
+    """
+
+    score_threshold: float = DEFAULT_BLUR_SCORE_THRESHOLD
+    name: str = "interleaved_blur_filter"
+
+    def content_keep_mask(self, task: InterleavedBatch, df: pd.DataFrame) -> pd.Series:
+        keep = pd.Series(True, index=df.index, dtype=bool)
+        images = (df["modality"] == "image").fillna(False).astype(bool)
+        if not images.any():
+            return keep
+        for idx, data in self.iter_materialized_bytes(task, df, images):
+            if data is None:
+                keep.loc[idx] = False
+                continue
+            image = image_bytes_to_array(data, row_index=idx)
+            if image is None:
+                self.mark_bad(idx, "undecodable_image", "OpenCV and PIL cannot decode it")
+                keep.loc[idx] = False
+                continue
+            score = sharpness_score(image, row_index=idx)
+            self.record_score(idx, score)
+            keep.loc[idx] = score >= self.score_threshold
+        return keep

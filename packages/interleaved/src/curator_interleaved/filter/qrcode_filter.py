@@ -1,0 +1,70 @@
+"""InterleavedQRCodeFilterStage: drops images mostly covered by QR codes."""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from curator_interleaved.stages import BaseInterleavedFilterStage
+from curator_interleaved.tasks import InterleavedBatch
+from curator_interleaved.utils.image_utils import image_bytes_to_array
+
+__all__ = ["DEFAULT_QRCODE_SCORE_THRESHOLD", "InterleavedQRCodeFilterStage", "qr_code_ratio"]
+
+DEFAULT_QRCODE_SCORE_THRESHOLD: float = 0.05
+
+
+def qr_code_ratio(image: np.ndarray, row_index: Hashable | None = None) -> float:
+    """The fraction of the image's area inside detected QR codes (OpenCV's detector), in
+    ``[0, 1]``."""
+    import cv2
+
+    height, width = image.shape[:2]
+    area = float(height * width)
+    if area <= 0:
+        return 0.0
+    try:
+        found, _, points, _ = cv2.QRCodeDetector().detectAndDecodeMulti(image)
+    except cv2.error:
+        return 0.0
+    if not found or points is None or points.size == 0:
+        return 0.0
+    pts = np.asarray(points, dtype=np.float32)
+    total = sum(float(cv2.contourArea(pts[i].reshape(-1, 1, 2))) for i in range(len(pts)))
+    return min(total / area, 1.0)
+
+
+@dataclass
+class InterleavedQRCodeFilterStage(BaseInterleavedFilterStage):
+    """Keeps image rows whose QR-code area ratio is below ``score_threshold`` (NeMo Curator's
+    default 0.05). An image that cannot be fetched or decoded goes to the rejected sink.
+
+    Parameters:
+        score_threshold: the largest QR-covered fraction kept (exclusive).
+        drop_invalid_rows, split: see :class:`~curator_interleaved.stages.BaseInterleavedFilterStage`.
+    """
+
+    score_threshold: float = DEFAULT_QRCODE_SCORE_THRESHOLD
+    name: str = "interleaved_qrcode_filter"
+
+    def content_keep_mask(self, task: InterleavedBatch, df: pd.DataFrame) -> pd.Series:
+        keep = pd.Series(True, index=df.index, dtype=bool)
+        images = (df["modality"] == "image").fillna(False).astype(bool)
+        if not images.any():
+            return keep
+        for idx, data in self.iter_materialized_bytes(task, df, images):
+            if data is None:
+                keep.loc[idx] = False
+                continue
+            image = image_bytes_to_array(data, row_index=idx)
+            if image is None:
+                self.mark_bad(idx, "undecodable_image", "OpenCV and PIL cannot decode it")
+                keep.loc[idx] = False
+                continue
+            ratio = qr_code_ratio(image, row_index=idx)
+            self.record_score(idx, ratio)
+            keep.loc[idx] = ratio < self.score_threshold
+        return keep

@@ -1,0 +1,240 @@
+"""Base stages for interleaved annotators and filters, and the aspect-ratio filter.
+
+A filter decides per row (an image) or per document (a ratio over the whole sample); what it
+removes is dropped, or with ``split=True`` sent to the rejected sink as every Curator filter does
+(kind ``"filtered"``, the row's columns and its score). What a filter cannot judge is never
+dropped silently: an image whose bytes cannot be fetched (``materialize_error``) or do not decode,
+and an invalid row (unknown modality, a content row without a position), each goes to the sink
+as a bad record with its reason, whatever ``split`` says; the rest of the document is kept.
+
+After filtering the surviving content rows of each document are renumbered ``0..n-1`` in their
+order, and a document left with no content loses its metadata row too (NeMo Curator's rules).
+"""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+from curator import ProcessingStage
+from curator.stages.filter import reject_filtered
+
+from curator_interleaved.tasks import InterleavedBatch
+from curator_interleaved.utils.materialization import materialize_table
+from curator_interleaved.utils.schema import align_interleaved_table
+from curator_interleaved.utils.validation_utils import resolve_storage_options
+
+__all__ = ["BaseInterleavedAnnotatorStage", "BaseInterleavedFilterStage",
+           "InterleavedAspectRatioFilterStage"]
+
+_ALLOWED_MODALITIES = ("text", "image", "metadata")
+
+
+@dataclass
+class BaseInterleavedAnnotatorStage(ProcessingStage[InterleavedBatch, InterleavedBatch]):
+    """Base of stages that transform an :class:`InterleavedBatch` as a pandas DataFrame:
+    implement :meth:`annotate` (NeMo Curator's contract)."""
+
+    name: str = "base_interleaved_annotator"
+    modality: ClassVar[str] = "interleaved"
+
+    def inputs(self) -> tuple[list[str], list[str]]:
+        return ["data"], []
+
+    def outputs(self) -> tuple[list[str], list[str]]:
+        return ["data"], []
+
+    @abstractmethod
+    def annotate(self, task: InterleavedBatch, df: pd.DataFrame) -> pd.DataFrame:
+        """The transformed rows."""
+
+    def process(self, task: InterleavedBatch) -> InterleavedBatch:
+        df = task.to_pandas().copy()
+        if df.empty:
+            return task
+        out = self.annotate(task, df)
+        if isinstance(task.data, pa.Table):  # Arrow in, Arrow out, reserved columns typed
+            table = pa.Table.from_pandas(out, preserve_index=False)
+            return task.derive(align_interleaved_table(table))  # type: ignore[return-value]
+        return task.derive(out.reset_index(drop=True))  # type: ignore[return-value]
+
+
+@dataclass
+class BaseInterleavedFilterStage(BaseInterleavedAnnotatorStage):
+    """Base of interleaved filters: implement :meth:`content_keep_mask` (a boolean Series over
+    the rows); see the module doc for what happens to removed, unreadable and invalid rows.
+
+    Parameters:
+        drop_invalid_rows: also remove rows that break the schema's rules (a modality other
+            than text/image/metadata, a metadata row not at -1, a content row below 0); each
+            goes to the rejected sink with its reason.
+        split: send the rows the filter removes to the rejected sink (kind ``"filtered"``)
+            instead of dropping them.
+    """
+
+    drop_invalid_rows: bool = True
+    split: bool = False
+    name: str = "base_interleaved_filter"
+    kind: ClassVar[str] = "filter"
+
+    @abstractmethod
+    def content_keep_mask(self, task: InterleavedBatch, df: pd.DataFrame) -> pd.Series:
+        """Boolean keep-mask aligned to ``df``'s index."""
+
+    # -- helpers for subclasses ------------------------------------------------------------
+    def mark_bad(self, idx: Any, reason: str, error: str = "") -> None:
+        """Record that row ``idx`` could not be judged: it goes to the sink with ``reason`` (a
+        short code: ``image_unavailable``, ``undecodable_image``, ``invalid_row``) and
+        ``error`` (the detail)."""
+        self.__dict__.setdefault("_bad_rows", {})[idx] = (reason, error)
+
+    def record_score(self, idx: Any, score: Any) -> None:
+        """Record the score that decided row ``idx`` (shown with a split row in the sink)."""
+        self.__dict__.setdefault("_row_scores", {})[idx] = score
+
+    @staticmethod
+    def _basic_row_validity_mask(df: pd.DataFrame) -> pd.Series:
+        modality = df["modality"].astype(object)
+        position = pd.to_numeric(df["position"], errors="coerce")
+        ok = modality.isin(_ALLOWED_MODALITIES)
+        meta = (modality == "metadata") & (position == -1)
+        content = (modality != "metadata") & (position >= 0)
+        return (ok & (meta | content)).fillna(False).astype(bool)
+
+    def keep_mask(self, task: InterleavedBatch, df: pd.DataFrame) -> pd.Series:
+        keep = pd.Series(True, index=df.index, dtype=bool)
+        if self.drop_invalid_rows:
+            valid = self._basic_row_validity_mask(df)
+            for idx in df.index[~valid.to_numpy()]:
+                self.mark_bad(idx, "invalid_row", "modality must be text, image or metadata; "
+                                                 "position -1 for metadata, >= 0 for content")
+            keep &= valid
+        keep &= self.content_keep_mask(task, df).reindex(df.index, fill_value=True).astype(bool)
+        return keep
+
+    def iter_materialized_bytes(self, task: InterleavedBatch, df: pd.DataFrame,
+                                row_mask: pd.Series) -> Iterator[tuple[Any, bytes | None]]:
+        """``(row index, bytes)`` for the rows of ``row_mask``: bytes already in
+        ``binary_content``, else fetched from ``source_ref`` (only these rows). A row whose
+        bytes cannot be had yields ``None`` and is marked bad with its ``materialize_error``."""
+        indices = list(df.index[row_mask.to_numpy()])
+        if not indices:
+            return
+        cols = [c for c in ("modality", "binary_content", "source_ref", "materialize_error")
+                if c in df.columns]
+        sub = pa.Table.from_pandas(df.loc[indices, cols], preserve_index=False)
+        has_bin = "binary_content" in sub.column_names
+        need = [i for i in range(sub.num_rows) if not has_bin or not sub["binary_content"][i].is_valid]
+        if need:
+            sub = materialize_table(sub, need,
+                                    storage_options=resolve_storage_options(task))
+        binary = sub["binary_content"].to_pylist()
+        errors = sub["materialize_error"].to_pylist() if "materialize_error" in sub.column_names \
+            else [None] * len(indices)
+        for pos, idx in enumerate(indices):
+            data = binary[pos]
+            if data is None:
+                self.mark_bad(idx, "image_unavailable", errors[pos] or "no source_ref")
+            yield idx, (bytes(data) if data is not None else None)
+
+    # -- the filter ------------------------------------------------------------------------
+    def annotate(self, task: InterleavedBatch, df: pd.DataFrame) -> pd.DataFrame:
+        self.__dict__["_bad_rows"] = {}
+        self.__dict__["_row_scores"] = {}
+        keep = self.keep_mask(task, df)
+        kept = df[keep.to_numpy()].copy()
+        content = (kept["modality"] != "metadata").to_numpy()
+        if content.any():
+            body = kept[content]
+            order = np.lexsort((pd.to_numeric(body["position"]).to_numpy(),
+                                pd.factorize(body["sample_id"])[0]))
+            ranks = body.iloc[order].groupby("sample_id", sort=False).cumcount()
+            kept.loc[ranks.index, "position"] = ranks.astype("int64").to_numpy()
+        with_content = set(kept.loc[content, "sample_id"])
+        orphan = (~content) & (~kept["sample_id"].isin(with_content).to_numpy())
+        removed_meta = kept[orphan]
+        kept = kept[~orphan]
+        self._report_removed(task, df, keep, removed_meta)
+        # documents keep their order in the batch; rows are in reading order within each
+        order = np.lexsort((pd.to_numeric(kept["position"]).to_numpy(),
+                            pd.factorize(kept["sample_id"])[0]))
+        return kept.iloc[order]
+
+    def _row_record(self, row: pd.Series) -> dict[str, Any]:
+        rec = {}
+        for k, v in row.items():
+            if k == "binary_content":
+                continue
+            rec[str(k)] = None if _is_na(v) else (v.item() if hasattr(v, "item") else v)
+        return rec
+
+    def _report_removed(self, task: InterleavedBatch, df: pd.DataFrame, keep: pd.Series,
+                        removed_meta: pd.DataFrame) -> None:
+        bad: dict[Any, tuple[str, str]] = self.__dict__.get("_bad_rows", {})
+        scores: dict[Any, Any] = self.__dict__.get("_row_scores", {})
+        removed = df[~keep.to_numpy()]
+        for idx, row in removed.iterrows():
+            if idx in bad:
+                reason, error = bad[idx]
+                self.reject(task, reason, error=error, record=self._row_record(row))
+            elif self.split:
+                reject_filtered(self, task, self._row_record(row), self.name, scores.get(idx))
+        if self.split:
+            for _, row in removed_meta.iterrows():
+                reject_filtered(self, task, self._row_record(row), self.name,
+                                "no content left")
+
+
+def _is_na(v: Any) -> bool:
+    try:
+        return bool(pd.isna(v))
+    except (TypeError, ValueError):
+        return False
+
+
+@dataclass
+class InterleavedAspectRatioFilterStage(BaseInterleavedFilterStage):
+    """Keeps image rows whose width / height lies in ``[min_aspect_ratio, max_aspect_ratio]``
+    (read from the image header; any format PIL opens). Text and metadata rows are kept.
+
+    Parameters:
+        min_aspect_ratio, max_aspect_ratio: the bounds (NeMo Curator's defaults 1.0 and 2.0).
+        drop_invalid_rows, split: see :class:`BaseInterleavedFilterStage`.
+    """
+
+    min_aspect_ratio: float = 1.0
+    max_aspect_ratio: float = 2.0
+    name: str = "interleaved_aspect_ratio_filter"
+
+    @staticmethod
+    def _image_aspect_ratio(image_bytes: bytes) -> float | None:
+        from curator_interleaved.utils.image_utils import image_size
+
+        size = image_size(image_bytes)
+        if size is None or size[1] <= 0:
+            return None
+        return float(size[0]) / float(size[1])
+
+    def content_keep_mask(self, task: InterleavedBatch, df: pd.DataFrame) -> pd.Series:
+        keep = pd.Series(True, index=df.index, dtype=bool)
+        images = (df["modality"] == "image").fillna(False).astype(bool)
+        if not images.any():
+            return keep
+        for idx, data in self.iter_materialized_bytes(task, df, images):
+            if data is None:
+                keep.loc[idx] = False
+                continue
+            ratio = self._image_aspect_ratio(data)
+            if ratio is None:
+                self.mark_bad(idx, "undecodable_image", "not an image PIL can open")
+                keep.loc[idx] = False
+                continue
+            self.record_score(idx, ratio)
+            keep.loc[idx] = self.min_aspect_ratio <= ratio <= self.max_aspect_ratio
+        return keep
+

@@ -1,0 +1,249 @@
+"""Lazy materialisation: image bytes fetched from their ``source_ref`` only when a stage needs
+them.
+
+Each pending image row is read by the cheapest route its locator allows:
+
+* **byte range** (``path`` + ``byte_offset`` + ``byte_size``): one batched ``cat_ranges`` per
+  filesystem, identical ranges fetched once;
+* **tar member** (``path`` + ``member``, no range): the tar is opened once and scanned for the
+  members asked;
+* **whole file** (``path`` alone): a local path, any fsspec URL, or ``http(s)://`` (read with
+  the standard library, a 30 s timeout), each file read once.
+
+``frame_index`` then picks one frame of a multi-frame TIFF. A row whose bytes cannot be had keeps
+``binary_content`` null and gets the reason in ``materialize_error``; nothing raises. Whether such
+a row is rejected is the caller's decision (a stage that needed the bytes sends it to the
+rejected sink).
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+import tarfile
+from collections.abc import Sequence
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from curator_interleaved.tasks import InterleavedBatch
+from curator_interleaved.utils.validation_utils import resolve_storage_options
+
+__all__ = ["fetch_bytes", "materialize_table", "materialize_task_binary_content",
+           "extract_tiff_frame", "HTTP_TIMEOUT_S"]
+
+log = logging.getLogger(__name__)
+
+HTTP_TIMEOUT_S = 30.0
+
+
+def extract_tiff_frame(data: bytes, frame_index: int) -> bytes | None:
+    """Frame ``frame_index`` of a multi-frame TIFF as a single-frame TIFF (lossless); other
+    formats are returned unchanged; ``None`` when the frame does not exist or cannot be read."""
+    from PIL import Image
+
+    try:
+        with Image.open(io.BytesIO(data)) as img:
+            if img.format != "TIFF":
+                return data
+            if frame_index >= getattr(img, "n_frames", 1) or frame_index < 0:
+                return None
+            img.seek(frame_index)
+            frame = img.copy()  # decoded before the source closes
+        out = io.BytesIO()
+        frame.save(out, format="TIFF")  # never the source's lossy codec: RGBA survives
+        return out.getvalue()
+    except (OSError, SyntaxError, ValueError):
+        return None
+
+
+def _is_http(path: str) -> bool:
+    return path.startswith(("http://", "https://"))
+
+
+def _read_http(url: str) -> bytes:
+    import urllib.request
+
+    with urllib.request.urlopen(url, timeout=HTTP_TIMEOUT_S) as resp:
+        return resp.read()
+
+
+def fetch_bytes(refs: Sequence[dict[str, Any]], storage_options: dict[str, Any] | None = None
+                ) -> tuple[list[bytes | None], list[str | None]]:
+    """The bytes each parsed locator in ``refs`` names, and for each failure its reason
+    (``(payloads, errors)``, aligned with ``refs``)."""
+    import fsspec
+
+    options = storage_options or {}
+    n = len(refs)
+    payloads: list[bytes | None] = [None] * n
+    errors: list[str | None] = [None] * n
+    ranges: dict[str, list[tuple[int, int, int]]] = {}
+    members: dict[str, list[tuple[int, str]]] = {}
+    whole: dict[str, list[int]] = {}
+    for i, ref in enumerate(refs):
+        path = ref.get("path")
+        if not path:
+            errors[i] = "missing path"
+            continue
+        member, off, size = ref.get("member"), ref.get("byte_offset"), ref.get("byte_size")
+        if off is not None and size is not None and int(size) > 0:
+            ranges.setdefault(path, []).append((i, int(off), int(size)))
+        elif member:
+            members.setdefault(path, []).append((i, str(member)))
+        else:
+            whole.setdefault(path, []).append(i)
+
+    if ranges:
+        _read_ranges(ranges, refs, options, payloads, errors, fsspec)
+    for path, wanted in members.items():
+        _read_members(path, wanted, options, payloads, errors, fsspec)
+    for path, rows in whole.items():
+        try:
+            if _is_http(path):
+                data = _read_http(path)
+            else:
+                with fsspec.open(path, "rb", **options) as fh:
+                    data = fh.read()
+            for i in rows:
+                payloads[i] = data
+        except Exception as e:
+            for i in rows:
+                errors[i] = f"failed to read {path}: {type(e).__name__}: {e}"
+
+    for i, ref in enumerate(refs):  # frames of multi-frame TIFFs
+        frame = ref.get("frame_index")
+        if frame is not None and payloads[i] is not None:
+            out = extract_tiff_frame(payloads[i], int(frame))
+            if out is None:
+                payloads[i] = None
+                errors[i] = f"failed to extract frame {frame} from '{ref.get('member') or ref['path']}'"
+            else:
+                payloads[i] = out
+    return payloads, errors
+
+
+def _read_ranges(groups: dict[str, list[tuple[int, int, int]]], refs: Sequence[dict[str, Any]],
+                 options: dict[str, Any], payloads: list, errors: list, fsspec: Any) -> None:
+    by_fs: dict[int, tuple[Any, dict[tuple[str, int, int], list[int]]]] = {}
+    for path, entries in groups.items():
+        try:
+            fs, inner = fsspec.core.url_to_fs(path, **options)
+        except Exception as e:
+            for i, _, _ in entries:
+                errors[i] = f"failed to resolve filesystem for {path}: {e}"
+            continue
+        unique = by_fs.setdefault(id(fs), (fs, {}))[1]
+        for i, off, size in entries:
+            unique.setdefault((inner, off, size), []).append(i)
+    for fs, unique in by_fs.values():
+        keys = list(unique)
+        try:
+            blobs = fs.cat_ranges([k[0] for k in keys], [k[1] for k in keys],
+                                  [k[1] + k[2] for k in keys], on_error="return")
+        except Exception as e:
+            blobs = [e] * len(keys)
+        for key, blob in zip(keys, blobs, strict=True):
+            rows = unique[key]
+            if isinstance(blob, BaseException):
+                reason = f"range read error: {type(blob).__name__}: {blob}"
+            elif blob is None or len(blob) != key[2]:
+                got = 0 if blob is None else len(blob)
+                reason = (f"short range read: {got} of {key[2]} bytes at offset {key[1]} "
+                          f"(truncated file?)")
+            else:
+                data = bytes(blob)
+                for i in rows:
+                    payloads[i] = data
+                continue
+            for i in rows:
+                member = refs[i].get("member")
+                errors[i] = f"{reason}" + (f" for member '{member}'" if member else "")
+
+
+def _read_members(path: str, wanted: list[tuple[int, str]], options: dict[str, Any],
+                  payloads: list, errors: list, fsspec: Any) -> None:
+    names = {m for _, m in wanted}
+    found: dict[str, bytes] = {}
+    try:
+        with fsspec.open(path, "rb", **options) as fh, \
+                tarfile.open(fileobj=fh, mode="r:*") as tf:
+            for info in tf:
+                if info.name in names and info.isfile():
+                    f = tf.extractfile(info)
+                    if f is not None:
+                        found[info.name] = f.read()
+                    if len(found) == len(names):
+                        break
+    except Exception as e:
+        for i, m in wanted:
+            if m not in found:
+                errors[i] = f"failed to read member '{m}' of {path}: {type(e).__name__}: {e}"
+    for i, m in wanted:
+        if m in found:
+            payloads[i] = found[m]
+        elif errors[i] is None:
+            errors[i] = f"missing member '{m}'"
+
+
+def _pending_rows(table: pa.Table, only_missing_binary: bool,
+                  image_content_types: tuple[str, ...] | None) -> list[int]:
+    if table.num_rows == 0 or "modality" not in table.column_names:
+        return []
+    mask = pc.fill_null(pc.equal(table["modality"], "image"), False)
+    if image_content_types is not None and "content_type" in table.column_names:
+        mask = pc.and_(mask, pc.fill_null(pc.is_in(table["content_type"],
+                                                   pa.array(image_content_types)), False))
+    if only_missing_binary and "binary_content" in table.column_names:
+        mask = pc.and_(mask, pc.is_null(table["binary_content"]))
+    return pc.indices_nonzero(mask).to_pylist()
+
+
+def materialize_table(table: pa.Table, rows: Sequence[int] | None = None, *,
+                      storage_options: dict[str, Any] | None = None,
+                      only_missing_binary: bool = True,
+                      image_content_types: tuple[str, ...] | None = None) -> pa.Table:
+    """``table`` with ``binary_content`` / ``materialize_error`` filled for ``rows`` (default:
+    the image rows still without bytes). Other columns are kept as they are."""
+    if rows is None:
+        rows = _pending_rows(table, only_missing_binary, image_content_types)
+    n = table.num_rows
+    binary = table["binary_content"].to_pylist() if "binary_content" in table.column_names \
+        else [None] * n
+    errs = table["materialize_error"].to_pylist() if "materialize_error" in table.column_names \
+        else [None] * n
+    if rows:
+        refs_col = table["source_ref"] if "source_ref" in table.column_names else None
+        refs = [InterleavedBatch.parse_source_ref(refs_col[i].as_py()) if refs_col is not None
+                else dict.fromkeys(("path",)) for i in rows]
+        payloads, errors = fetch_bytes(refs, storage_options)
+        for i, data, err in zip(rows, payloads, errors, strict=True):
+            binary[i] = data
+            # a reader's reason (e.g. no such member) says more than "missing path"
+            errs[i] = None if data is not None else (errs[i] or err)
+    out = table
+    for name, values, typ in (("binary_content", binary, pa.large_binary()),
+                              ("materialize_error", errs, pa.string())):
+        arr = pa.array(values, type=typ)
+        idx = out.schema.get_field_index(name)
+        field = pa.field(name, typ)
+        out = out.set_column(idx, field, arr) if idx >= 0 else out.append_column(field, arr)
+    return out
+
+
+def materialize_task_binary_content(task: InterleavedBatch, *,
+                                    io_kwargs: dict[str, object] | None = None,
+                                    only_missing_binary: bool = True,
+                                    image_content_types: tuple[str, ...] | None = None
+                                    ) -> InterleavedBatch:
+    """``task`` with the bytes of its image rows fetched from their ``source_ref`` (NeMo
+    Curator's function; see the module doc). ``only_missing_binary=False`` fetches rows that
+    already have bytes again; ``image_content_types`` limits it to those MIME types."""
+    table = task.to_pyarrow()
+    rows = _pending_rows(table, only_missing_binary, image_content_types)
+    if not rows:
+        return task
+    out = materialize_table(table, rows,
+                            storage_options=resolve_storage_options(task, io_kwargs))
+    return task.derive(out)  # type: ignore[return-value]
