@@ -64,10 +64,11 @@ class SegmentAwareStage(AudioRecordStage):
     """Base of the scoring / filtering stages that, like NeMo's, accept either a record or a
     record holding nested ``segments``: :meth:`score_one` sets fields on one item and returns
     whether it is kept. An item that is removed goes to the rejected sink (kind ``filtered``)
-    when ``split`` is true; an item whose audio is unusable always goes there with its reason.
+    when ``split`` is true (else it is dropped, as by every Curator filter); an item whose audio
+    is unusable always goes there with its reason.
     A record left with no segments is removed as NeMo removes it."""
 
-    split: bool = True
+    split: bool = False
     filter_label: ClassVar[str] = ""
 
     def score_one(self, item: dict[str, Any]) -> tuple[bool, Any]:
