@@ -14,7 +14,6 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from curator.dedup.hashing import hash_column
 from curator.dedup.io import read_table, write_parquet
@@ -97,7 +96,7 @@ class ExactDuplicatesStage(ProcessingStage[Task, Task]):
         p = int(task.metadata["partition_index"])
         out = join_path(self.duplicates_dir, f"exact_p{p:05d}.parquet")
         if done(out):
-            kept = pq.read_table(out, columns=["duplicate_of"]).column("duplicate_of")
+            kept = read_table(out, ["duplicate_of"]).column("duplicate_of")
             task.metadata["duplicates"] = len(kept)
             self.publish_counts(DEDUP_GROUP_SIZES, group_size_counts(kept.to_numpy()))
             return task

@@ -28,9 +28,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.parquet as pq
 
-from curator.dedup.io import write_parquet
+from curator.dedup.io import read_table, write_parquet
 from curator.dedup.kmeans import normalize
 from curator.dedup.semantic import check_params
 from curator.dedup.semantic_workflow import (
@@ -177,7 +176,7 @@ class SemanticGatherStage(ProcessingStage[FileGroupTask, FileGroupTask]):
                 self.publish_counts(name, counts)
             by_key = {t.metadata["spill_key"]: t for t in tasks}
             for path in expand_paths(join_path(work, "dup"), [".parquet"]):
-                for row_key in pq.read_table(path).column("id").to_pylist():
+                for row_key in read_table(path, ["id"]).column("id").to_pylist():
                     key, row = row_key.rsplit("/", 1)
                     by_key[key].metadata[_REMOVE].append(int(row))
         finally:

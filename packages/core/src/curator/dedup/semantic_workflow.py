@@ -16,7 +16,6 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from curator.dedup.io import read_table, write_parquet
 from curator.dedup.kmeans import kmeans, normalize
@@ -138,7 +137,7 @@ class ClusterDedupStage(ProcessingStage[Task, Task]):
         c = int(task.metadata["partition_index"])
         out = join_path(self.duplicates_dir, f"semantic_c{c:05d}.parquet")
         if done(out):
-            table = pq.read_table(out)
+            table = read_table(out)
             task.metadata["duplicates"] = table.num_rows
             if "duplicate_of" in table.column_names:
                 self.publish_counts(DEDUP_GROUP_SIZES,
@@ -151,7 +150,7 @@ class ClusterDedupStage(ProcessingStage[Task, Task]):
         task.metadata["duplicates"] = 0
         if not files:
             return task
-        t = pa.concat_tables([pq.read_table(f) for f in files], promote_options="default")
+        t = pa.concat_tables([read_table(f) for f in files], promote_options="default")
         rank = np.lexsort((t.column("row").to_numpy(), t.column("file").to_numpy()))
         rank_of = np.empty(len(rank), np.int64)
         rank_of[rank] = np.arange(len(rank))
@@ -203,14 +202,14 @@ class SemanticDeduplicationWorkflow(DeduplicationWorkflow):
     def _fit(self, files: list[str]) -> np.ndarray:
         path = join_path(self.cache_path, "semantic", "centroids.parquet")
         if done(path):
-            cols = pq.read_table(path).column("centroid")
+            cols = read_table(path, ["centroid"]).column("centroid")
             return embeddings_to_numpy(cols)
         per_file = max(1, self.kmeans_sample // max(1, len(files)))
         samples = self.run_stage(
             SampleEmbeddingsStage(self.embedding_field, per_file, self.seed,
                                   join_path(self.cache_path, "semantic", "sample")),
             self.file_tasks(files))
-        parts = [embeddings_to_numpy(pq.read_table(t.data[0]).column("embedding"))
+        parts = [embeddings_to_numpy(read_table(t.data[0], ["embedding"]).column("embedding"))
                  for t in sorted(samples, key=lambda t: t.data[0])]
         centroids = centroids_of(parts, self.n_clusters, self.seed)
         if centroids.size == 0:

@@ -196,7 +196,7 @@ def read_id_table(path: str) -> pa.Table:
         files = expand_paths(path, [".parquet"])
     except FileNotFoundError:
         return pa.table({"id": pa.array([], pa.string())})
-    tables = [pq.read_table(f) for f in files]
+    tables = [read_table(f) for f in files]
     if not tables:
         return pa.table({"id": pa.array([], pa.string())})
     return pa.concat_tables(tables, promote_options="default")

@@ -31,8 +31,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.parquet as pq
-from curator.dedup.io import write_parquet
+from curator.dedup.io import read_table, write_parquet
 from curator.dedup.memory import releases_memory
 from curator.dedup.segments import read_segment, segment_files, write_segments
 from curator.dedup.workflow import done
@@ -170,7 +169,7 @@ class StarStepStage(ProcessingStage[Task, Task]):
             lo, hi, changed = (large_star if self.step % 2 == 0 else small_star)(src, q)
             edges = scatter_edges(lo, hi, dst, f"p{q:05d}", self.num_partitions)
             write_parquet(pa.table({"changed": [changed], "edges": [edges]}), marker)
-        counts = pq.read_table(marker).to_pylist()[0]
+        counts = read_table(marker).to_pylist()[0]
         task.metadata["changed"], task.metadata["edges"] = counts["changed"], counts["edges"]
         return task
 

@@ -15,7 +15,6 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.parquet as pq
 from curator.dedup.io import read_table, write_parquet
 from curator.dedup.memory import releases_memory
 from curator.dedup.segments import find_segments, read_segment, segment_files, write_segments
@@ -224,7 +223,7 @@ class LSHBucketsStage(ProcessingStage[Task, Task]):
             write_segments(pa.table({"a": a, "b": b}), hash_partition(a, self.num_partitions),
                            join_path(self.edges_dir, f"p{p:05d}.arrow"))
             write_parquet(pa.table({"pairs": [len(a)]}), marker)
-        task.metadata["pairs"] = pq.read_table(marker).column("pairs")[0].as_py()
+        task.metadata["pairs"] = read_table(marker).column("pairs")[0].as_py()
         return task
 
 
@@ -267,7 +266,7 @@ class PairBucketsStage(ProcessingStage[Task, Task]):
                            group_of(self.group_starts, need_key >> 32),
                            join_path(self.need_dir, f"q{q:05d}.arrow"))
             write_parquet(pa.table({"buckets": [n], "pairs": [len(a)]}), marker)
-        counts = pq.read_table(marker).to_pylist()[0]
+        counts = read_table(marker).to_pylist()[0]
         task.metadata["buckets"], task.metadata["pairs"] = counts["buckets"], counts["pairs"]
         return task
 
@@ -386,7 +385,7 @@ class JaccardVerifyStage(ProcessingStage[Task, Task]):
                 write_parquet(pa.table({"kept": [0]}), marker)
             else:
                 self._verify(pairs, name, bucket, marker)
-        task.metadata["kept"] = pq.read_table(marker).column("kept")[0].as_py()
+        task.metadata["kept"] = read_table(marker).column("kept")[0].as_py()
         return task
 
     def _verify(self, pairs: pa.Table, name: str, bucket: int, marker: str) -> None:
@@ -478,7 +477,7 @@ class DuplicateIdsStage(ProcessingStage[Task, Task]):
                 table = pa.table({"id": t.column("id").combine_chunks(),
                                   "duplicate_of": _node_ids(self.ids_dir, q, root)})
             write_parquet(table, out)
-        kept = pq.read_table(out, columns=["duplicate_of"]).column("duplicate_of")
+        kept = read_table(out, ["duplicate_of"]).column("duplicate_of")
         task.metadata["duplicates"] = len(kept)
         self.publish_counts(DEDUP_GROUP_SIZES, group_size_counts(kept.to_numpy()))
         return task
