@@ -84,31 +84,8 @@ def test_band_filter_with_a_joblib_classifier(tmp_path):
         BandFilterStage(model_path=str(tmp_path / "nope.joblib")).setup()
 
 
-HUBCONF = '''
-import torch
-
-dependencies = ["torch"]
-
-
-class _TinyMOS(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.scale = torch.nn.Parameter(torch.tensor(20.0))
-
-    def forward(self, wave, sr=16000):
-        assert sr == 16000 and wave.dim() == 2
-        return 1.0 + self.scale * wave.abs().mean(dim=-1)
-
-
-def utmos22_strong(progress=True, pretrained=True):
-    return _TinyMOS()
-'''
-
-
 def test_utmos_from_a_local_hub_checkout(tmp_path):
-    repo = tmp_path / "SpeechMOS"
-    repo.mkdir()
-    (repo / "hubconf.py").write_text(HUBCONF)
+    repo = T.make_tiny_utmos_checkout(str(tmp_path / "SpeechMOS"))
     loud, quiet = T.tone(300, 1.0, 48000, amp=0.5), T.tone(300, 1.0, 48000, amp=0.01)
     stage = UTMOSFilterStage(model_dir=str(repo), mos_threshold=3.5, split=True)
     out = stage.process(_batch([{"audio_filepath": "a.wav", "waveform": loud, "sample_rate": 48000},
@@ -121,33 +98,10 @@ def test_utmos_from_a_local_hub_checkout(tmp_path):
         UTMOSFilterStage(model_dir=str(tmp_path)).setup()
 
 
-def _tiny_sigmos(path):
-    """An ONNX graph with SigMOS's input (1, 3, frames, 481) and output (1, 7): the mean over
-    frames through a fixed linear layer."""
-    import onnx
-    from onnx import TensorProto, helper, numpy_helper
-
-    rng = np.random.default_rng(0)
-    w = rng.normal(0, 0.05, (3 * 481, 7)).astype(np.float32)
-    b = np.full(7, 3.0, np.float32)
-    graph = helper.make_graph(
-        [helper.make_node("ReduceMean", ["input"], ["m"], axes=[2], keepdims=0),
-         helper.make_node("Flatten", ["m"], ["f"], axis=1),
-         helper.make_node("Gemm", ["f", "W", "B"], ["output"])],
-        "tiny_sigmos",
-        [helper.make_tensor_value_info("input", TensorProto.FLOAT, [1, 3, "frames", 481])],
-        [helper.make_tensor_value_info("output", TensorProto.FLOAT, [1, 7])],
-        [numpy_helper.from_array(w, "W"), numpy_helper.from_array(b, "B")])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    model.ir_version = 8
-    onnx.save(model, path)
-    return w, b
-
-
 def test_sigmos_from_an_onnx_graph_in_the_published_layout(tmp_path):
     from curator_audio.stages.mos import SIGMOS_MODEL_FILENAME, SIGMOS_OUTPUTS
 
-    w, b = _tiny_sigmos(str(tmp_path / SIGMOS_MODEL_FILENAME))
+    w, b = T.make_tiny_sigmos_model(str(tmp_path / SIGMOS_MODEL_FILENAME))
     wave = T.tone(440, 1.0, 48000, amp=0.3)
     feats = sigmos_features(wave)
     assert feats.shape == (1, 3, 48000 // 480 + 1, 481) and feats.dtype == np.float32

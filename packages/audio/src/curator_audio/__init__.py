@@ -11,9 +11,19 @@ from curator_audio.io.directory import AudioDirectoryReader
 from curator_audio.io.manifest import ManifestReader, ManifestWriterStage
 from curator_audio.metrics import char_error_rate, edit_distance, normalize_text, word_error_rate
 from curator_audio.stages.asr import ASRStage
+from curator_audio.stages.audio_data_filter import AudioDataFilterStage
+from curator_audio.stages.band import BandFilterStage
+from curator_audio.stages.bandwidth import BandwidthEstimationStage
 from curator_audio.stages.base import AudioRecordStage
 from curator_audio.stages.decode import AudioDecodeStage, GetAudioDurationStage
+from curator_audio.stages.extract_segments import SegmentExtractionStage
 from curator_audio.stages.filters import PreserveByValueStage
+from curator_audio.stages.mos import SIGMOSFilterStage, UTMOSFilterStage
+from curator_audio.stages.preprocessing import (
+    MonoConversionStage,
+    ResampleAudioStage,
+    SegmentConcatenationStage,
+)
 from curator_audio.stages.quality import (
     AudioClippingStage,
     AudioMeasureStage,
@@ -23,6 +33,8 @@ from curator_audio.stages.quality import (
 )
 from curator_audio.stages.segment import AudioSegmentationStage
 from curator_audio.stages.squim import TorchSquimQualityFilterStage, TorchSquimQualityMetricsStage
+from curator_audio.stages.timestamp_mapper import TimestampMapperStage
+from curator_audio.stages.vad_segmentation import VADSegmentationStage
 from curator_audio.stages.wer import GetPairwiseWerStage
 from curator_audio.tasks import AudioBatch
 
@@ -32,6 +44,10 @@ __all__ = [
     "AudioRMSStage", "AudioClippingStage", "AudioSilenceFractionStage", "AudioSNRStage",
     "PreserveByValueStage", "GetPairwiseWerStage", "AudioSegmentationStage", "ASRStage",
     "TorchSquimQualityMetricsStage", "TorchSquimQualityFilterStage",
+    "VADSegmentationStage", "MonoConversionStage", "ResampleAudioStage",
+    "SegmentConcatenationStage", "TimestampMapperStage", "SegmentExtractionStage",
+    "BandwidthEstimationStage", "BandFilterStage", "UTMOSFilterStage", "SIGMOSFilterStage",
+    "AudioDataFilterStage",
     "ASRModel", "register_asr_model", "get_asr_model", "registered_asr_models",
     "AudioDecodeError", "load_audio", "audio_info", "resample",
     "word_error_rate", "char_error_rate", "edit_distance", "normalize_text",

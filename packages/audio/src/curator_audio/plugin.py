@@ -39,6 +39,24 @@ def curator_register(register: Register) -> None:
                 AudioSilenceFractionStage, AudioSNRStage, AudioSegmentationStage,
                 GetPairwiseWerStage):
         register(cls, modality="audio")
+    from curator_audio.stages.audio_data_filter import AudioDataFilterStage
+    from curator_audio.stages.band import BandFilterStage
+    from curator_audio.stages.bandwidth import BandwidthEstimationStage
+    from curator_audio.stages.extract_segments import SegmentExtractionStage
+    from curator_audio.stages.mos import SIGMOSFilterStage, UTMOSFilterStage
+    from curator_audio.stages.preprocessing import (
+        MonoConversionStage,
+        ResampleAudioStage,
+        SegmentConcatenationStage,
+    )
+    from curator_audio.stages.timestamp_mapper import TimestampMapperStage
+    from curator_audio.stages.vad_segmentation import VADSegmentationStage
+
+    for cls in (VADSegmentationStage, MonoConversionStage, ResampleAudioStage,
+                SegmentConcatenationStage, TimestampMapperStage, SegmentExtractionStage,
+                BandwidthEstimationStage, BandFilterStage, UTMOSFilterStage, SIGMOSFilterStage,
+                AudioDataFilterStage):
+        register(cls, modality="audio")
     from curator_audio.tasks import AudioBatch
 
     register(AudioBatch, modality="audio", kind="task")  # stored as its waveforms + JSON

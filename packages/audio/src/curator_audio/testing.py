@@ -12,7 +12,8 @@ import numpy as np
 __all__ = ["tone", "noise", "silence", "speech_like", "write_audio", "write_corrupt_files",
            "make_tiny_wav2vec2_model", "make_tiny_hf_wav2vec2_model", "make_tiny_whisper_model",
            "make_squim_objective_weights", "TINY_LABELS", "TINY_SQUIM_CONFIG", "HF_W2V2_VOCAB", "WHISPER_LANGUAGES",
-           "espeak_available", "espeak_speech", "speech_scene", "SENTENCES"]
+           "espeak_available", "espeak_speech", "speech_scene", "SENTENCES",
+           "make_tiny_utmos_checkout", "make_tiny_sigmos_model", "make_band_classifier"]
 
 TINY_LABELS = ["<blank>", "|", *"abcdefghijklmnopqrstuvwxyz", "'"]
 
@@ -324,3 +325,94 @@ def speech_scene(layout: list[tuple[str, float]], sr: int = 16000, noise_amp: fl
     wave = np.concatenate(parts) if parts else np.zeros(0, dtype=np.float32)
     wave = wave + rng.uniform(-noise_amp / 3, noise_amp / 3, len(wave)).astype(np.float32)
     return wave.astype(np.float32), truth
+
+
+_UTMOS_HUBCONF = '''"""A stand-in for tarepan/SpeechMOS's hubconf.py (written by curator_audio.testing): the
+entry point utmos22_strong returns a model called as model(wave[1, N], sr=16000) -> MOS,
+here 1 + scale * mean |wave|."""
+import torch
+
+dependencies = ["torch"]
+
+
+class _TinyMOS(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.scale = torch.nn.Parameter(torch.tensor(SCALE))
+
+    def forward(self, wave, sr=16000):
+        assert sr == 16000 and wave.dim() == 2
+        return 1.0 + self.scale * wave.abs().mean(dim=-1)
+
+
+def utmos22_strong(progress=True, pretrained=True):
+    return _TinyMOS()
+'''
+
+
+def make_tiny_utmos_checkout(path: str, scale: float = 20.0) -> str:
+    """A local torch.hub checkout in the layout of ``tarepan/SpeechMOS`` (a ``hubconf.py`` with
+    the ``utmos22_strong`` entry point) whose model scores ``1 + scale * mean|wave|``; load it
+    with ``UTMOSFilterStage(model_dir=path)``. Returns ``path``."""
+    os.makedirs(path, exist_ok=True)
+    with open(os.path.join(path, "hubconf.py"), "w") as fh:
+        fh.write(_UTMOS_HUBCONF.replace("SCALE", repr(float(scale))))
+    return path
+
+
+def make_tiny_sigmos_model(path: str, bias: float = 3.0, seed: int = 0
+                           ) -> tuple[np.ndarray, np.ndarray]:
+    """Save an ONNX graph with SigMOS's input (``(1, 3, frames, 481)`` float) and output
+    (``(1, 7)``: COL, DISC, LOUD, NOISE, REVERB, SIG, OVRL) at ``path``: the mean over frames
+    through a fixed linear layer ``W`` (1443 x 7, small random) plus ``bias``. Returns (W, b)."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(seed)
+    w = rng.normal(0, 0.05, (3 * 481, 7)).astype(np.float32)
+    b = np.full(7, bias, np.float32)
+    graph = helper.make_graph(
+        [helper.make_node("ReduceMean", ["input"], ["m"], axes=[2], keepdims=0),
+         helper.make_node("Flatten", ["m"], ["f"], axis=1),
+         helper.make_node("Gemm", ["f", "W", "B"], ["output"])],
+        "tiny_sigmos",
+        [helper.make_tensor_value_info("input", TensorProto.FLOAT, [1, 3, "frames", 481])],
+        [helper.make_tensor_value_info("output", TensorProto.FLOAT, [1, 7])],
+        [numpy_helper.from_array(w, "W"), numpy_helper.from_array(b, "B")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    onnx.save(model, path)
+    return w, b
+
+
+def make_band_classifier(path: str, constant: int | None = None, seed: int = 0) -> str:
+    """Save a scikit-learn classifier with joblib at ``path`` in the layout of NeMo's band
+    classifier (24 band-energy features, label 1 = full band): a decision tree trained on
+    white noise low-passed at 4 kHz (narrow) and 20 kHz (full) at 48 kHz, or, with
+    ``constant``, a ``DummyClassifier`` always answering it. Returns ``path``."""
+    import joblib
+    import scipy.signal
+    from sklearn.dummy import DummyClassifier
+    from sklearn.tree import DecisionTreeClassifier
+
+    from curator_audio.stages.band import band_energy_features, feature_vector
+
+    if constant is not None:
+        clf = DummyClassifier(strategy="constant", constant=constant).fit(np.zeros((2, 24)),
+                                                                          [0, 1])
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        joblib.dump(clf, path)
+        return path
+    sr = 48000
+    feats, labels = [], []
+    for label, cutoff in ((0, 4000), (1, 20000)):
+        sos = scipy.signal.ellip(12, 0.1, 100, cutoff, btype="low", fs=sr, output="sos")
+        for s in range(3):
+            y = scipy.signal.sosfilt(sos, noise(1.0, sr, amp=0.5, seed=seed + s))
+            feats.append(feature_vector(band_energy_features(y, sr)))
+            labels.append(label)
+    clf = DecisionTreeClassifier(random_state=seed).fit(np.stack(feats), labels)
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    joblib.dump(clf, path)
+    return path
