@@ -51,7 +51,7 @@ TASKS = {"diverse_qa": (DiverseQAStage, DiverseQAPostProcessingStage),
 def build(endpoint: str, task: str, max_tokens: int, output: str) -> Pipeline:
     """Reader -> Nemotron-CC generation -> its post-processing -> writer."""
     generate, postprocess = TASKS[task]
-    client = AsyncOpenAIClient(base_url=endpoint, max_concurrent_requests=2,
+    client = AsyncOpenAIClient(base_url=endpoint, max_concurrent_requests=2, timeout=600,
                                cache_dir=os.path.join(DATA, "cache"))
     config = GenerationConfig(max_tokens=max_tokens, temperature=0.5, top_p=0.9, seed=0)
     return Pipeline(f"nemotron-cc-{task}", stages=[
