@@ -15,6 +15,7 @@ from curator_audio.stages.audio_data_filter import AudioDataFilterStage
 from curator_audio.stages.band import BandFilterStage
 from curator_audio.stages.bandwidth import BandwidthEstimationStage
 from curator_audio.stages.base import AudioRecordStage
+from curator_audio.stages.compute_wer import ComputeWERStage
 from curator_audio.stages.decode import AudioDecodeStage, GetAudioDurationStage
 from curator_audio.stages.extract_segments import SegmentExtractionStage
 from curator_audio.stages.filters import PreserveByValueStage
@@ -33,6 +34,7 @@ from curator_audio.stages.quality import (
 )
 from curator_audio.stages.segment import AudioSegmentationStage
 from curator_audio.stages.squim import TorchSquimQualityFilterStage, TorchSquimQualityMetricsStage
+from curator_audio.stages.text_filtering import WhisperHallucinationStage
 from curator_audio.stages.timestamp_mapper import TimestampMapperStage
 from curator_audio.stages.vad_segmentation import VADSegmentationStage
 from curator_audio.stages.wer import GetPairwiseWerStage
@@ -47,7 +49,7 @@ __all__ = [
     "VADSegmentationStage", "MonoConversionStage", "ResampleAudioStage",
     "SegmentConcatenationStage", "TimestampMapperStage", "SegmentExtractionStage",
     "BandwidthEstimationStage", "BandFilterStage", "UTMOSFilterStage", "SIGMOSFilterStage",
-    "AudioDataFilterStage",
+    "AudioDataFilterStage", "ComputeWERStage", "WhisperHallucinationStage",
     "ASRModel", "register_asr_model", "get_asr_model", "registered_asr_models",
     "AudioDecodeError", "load_audio", "audio_info", "resample",
     "word_error_rate", "char_error_rate", "edit_distance", "normalize_text",

@@ -42,6 +42,7 @@ def curator_register(register: Register) -> None:
     from curator_audio.stages.audio_data_filter import AudioDataFilterStage
     from curator_audio.stages.band import BandFilterStage
     from curator_audio.stages.bandwidth import BandwidthEstimationStage
+    from curator_audio.stages.compute_wer import ComputeWERStage
     from curator_audio.stages.extract_segments import SegmentExtractionStage
     from curator_audio.stages.mos import SIGMOSFilterStage, UTMOSFilterStage
     from curator_audio.stages.preprocessing import (
@@ -49,13 +50,14 @@ def curator_register(register: Register) -> None:
         ResampleAudioStage,
         SegmentConcatenationStage,
     )
+    from curator_audio.stages.text_filtering import WhisperHallucinationStage
     from curator_audio.stages.timestamp_mapper import TimestampMapperStage
     from curator_audio.stages.vad_segmentation import VADSegmentationStage
 
     for cls in (VADSegmentationStage, MonoConversionStage, ResampleAudioStage,
                 SegmentConcatenationStage, TimestampMapperStage, SegmentExtractionStage,
                 BandwidthEstimationStage, BandFilterStage, UTMOSFilterStage, SIGMOSFilterStage,
-                AudioDataFilterStage):
+                AudioDataFilterStage, ComputeWERStage, WhisperHallucinationStage):
         register(cls, modality="audio")
     from curator_audio.tasks import AudioBatch
 
