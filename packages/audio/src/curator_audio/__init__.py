@@ -10,6 +10,7 @@ from curator_audio.decode import AudioDecodeError, audio_info, load_audio, resam
 from curator_audio.io.directory import AudioDirectoryReader
 from curator_audio.io.manifest import ManifestReader, ManifestWriterStage
 from curator_audio.metrics import char_error_rate, edit_distance, normalize_text, word_error_rate
+from curator_audio.stages.alm import ALMDataBuilderStage, ALMDataOverlapStage
 from curator_audio.stages.asr import ASRStage
 from curator_audio.stages.audio_data_filter import AudioDataFilterStage
 from curator_audio.stages.band import BandFilterStage
@@ -50,6 +51,7 @@ __all__ = [
     "SegmentConcatenationStage", "TimestampMapperStage", "SegmentExtractionStage",
     "BandwidthEstimationStage", "BandFilterStage", "UTMOSFilterStage", "SIGMOSFilterStage",
     "AudioDataFilterStage", "ComputeWERStage", "WhisperHallucinationStage",
+    "ALMDataBuilderStage", "ALMDataOverlapStage",
     "ASRModel", "register_asr_model", "get_asr_model", "registered_asr_models",
     "AudioDecodeError", "load_audio", "audio_info", "resample",
     "word_error_rate", "char_error_rate", "edit_distance", "normalize_text",

@@ -28,8 +28,7 @@ MIGRATION_RULES = MigrationRules(
         f"{_A}.segmentation": (
             "SpeakerSeparationStage " + _NEMO_TOOLKIT + "; AudioDataFilterStage skips it with "
             "a warning"),
-        _A: ("not offered this round: SpeakerSeparationStage (" + _NEMO_TOOLKIT + "), "
-             "ALMDataBuilderStage / ALMDataOverlapStage"),
+        _A: "not offered this round: SpeakerSeparationStage (" + _NEMO_TOOLKIT + ")",
         f"{_A}.inference.speaker_diarization.pyannote": (
             "PyAnnoteDiarizationStage: pyannote.audio's gated hub pipeline "
             "(pyannote/speaker-diarization) needs a hub token and downloads at run time; not "
@@ -56,7 +55,11 @@ MIGRATION_RULES = MigrationRules(
             "InverseTextNormalizationStage: nemo_text_processing installs here, but its "
             "inverse-normalisation grammars (pynini) compile for minutes at first use; not "
             "offered this round"),
-        f"{_A}.alm": "the ALM data builders are not offered this round",
+        f"{_A}.alm.pretrain": (
+            "the long-form pretraining stages (ReadLongFormManifestStage, SnippetCutPlannerStage,"
+            " SnippetExtractionStage, OverlapFilterStage, SnippetRepetitionFilterStage, "
+            "SnippetManifestWriterStage, PretrainMetricsAggregatorStage) are not offered this "
+            "round"),
         f"{_A}.datasets": (
             "CreateInitialManifestFleursStage / CreateInitialManifestReadSpeechStage are not "
             "offered this round; read a local dataset with AudioDirectoryReader or a manifest"),
@@ -83,5 +86,8 @@ MIGRATION_RULES = MigrationRules(
         f"{_A}.advanced_pipelines": ("curator_audio.stages.audio_data_filter",),
         f"{_A}.advanced_pipelines.audio_data_filter": ("curator_audio.stages.audio_data_filter",),
         f"{_A}.tagging.resample_audio": ("curator_audio.stages.preprocessing",),
+        f"{_A}.alm": ("curator_audio.stages.alm",),
+        f"{_A}.alm.alm_data_builder": ("curator_audio.stages.alm",),
+        f"{_A}.alm.alm_data_overlap": ("curator_audio.stages.alm",),
     },
 )

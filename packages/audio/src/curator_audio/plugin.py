@@ -39,6 +39,7 @@ def curator_register(register: Register) -> None:
                 AudioSilenceFractionStage, AudioSNRStage, AudioSegmentationStage,
                 GetPairwiseWerStage):
         register(cls, modality="audio")
+    from curator_audio.stages.alm import ALMDataBuilderStage, ALMDataOverlapStage
     from curator_audio.stages.audio_data_filter import AudioDataFilterStage
     from curator_audio.stages.band import BandFilterStage
     from curator_audio.stages.bandwidth import BandwidthEstimationStage
@@ -57,7 +58,8 @@ def curator_register(register: Register) -> None:
     for cls in (VADSegmentationStage, MonoConversionStage, ResampleAudioStage,
                 SegmentConcatenationStage, TimestampMapperStage, SegmentExtractionStage,
                 BandwidthEstimationStage, BandFilterStage, UTMOSFilterStage, SIGMOSFilterStage,
-                AudioDataFilterStage, ComputeWERStage, WhisperHallucinationStage):
+                AudioDataFilterStage, ComputeWERStage, WhisperHallucinationStage,
+                ALMDataBuilderStage, ALMDataOverlapStage):
         register(cls, modality="audio")
     from curator_audio.tasks import AudioBatch
 
