@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 __all__ = ["encode_image", "make_image", "make_mint_shards", "make_obelics_parquet",
-           "expected_rows", "WORDS"]
+           "expected_rows", "make_tiny_clip_dir", "WORDS"]
 
 WORDS = ("the quick brown fox jumps over lazy dog data curation model image text page "
          "figure table chart caption section result method").split()
@@ -194,3 +194,27 @@ def expected_rows(docs: list[dict[str, Any]]) -> list[tuple[str, int, str, Any]]
         for i, (kind, value) in enumerate(doc["segments"]):
             out.append((doc["sample_id"], i, kind, value))
     return out
+
+
+def make_tiny_clip_dir(path: str, seed: int = 0) -> str:
+    """A tiny random-weight CLIP in the published Hugging Face layout with both towers and a
+    tokenizer (``vocab.json`` + ``merges.txt``: letters and digits, the special tokens at ids 0
+    and 1 as in the tiny text config): what ``InterleavedCLIPScoreFilterStage`` loads."""
+    from curator_image.testing import make_tiny_clip_model
+
+    make_tiny_clip_model(path, seed=seed)
+    if not os.path.isfile(os.path.join(path, "vocab.json")):
+        from transformers import CLIPTokenizer
+
+        vocab = {"<|startoftext|>": 0, "<|endoftext|>": 1}
+        for ch in "abcdefghijklmnopqrstuvwxyz0123456789":
+            vocab[ch] = len(vocab)
+            vocab[f"{ch}</w>"] = len(vocab)
+        vocab_file = os.path.join(path, "vocab.json")
+        merges_file = os.path.join(path, "merges.txt")
+        with open(vocab_file, "w") as fh:
+            json.dump(vocab, fh)
+        with open(merges_file, "w") as fh:
+            fh.write("#version: 0.2\n")
+        CLIPTokenizer(vocab_file, merges_file, model_max_length=16).save_pretrained(path)
+    return path

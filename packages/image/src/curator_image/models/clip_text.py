@@ -61,12 +61,13 @@ class ClipTextEmbedder:
 
         with open(os.path.join(self.hf_dir, "config.json")) as fh:
             model_type = json.load(fh).get("model_type", "clip")
-        try:
-            tokenizer = AutoTokenizer.from_pretrained(self.hf_dir, local_files_only=True)
-        except (OSError, ValueError) as e:
+        have = set(os.listdir(self.hf_dir))
+        if "tokenizer.json" not in have and not {"vocab.json", "merges.txt"} <= have:
             raise FileNotFoundError(
                 f"ClipTextEmbedder: {self.hf_dir} has no CLIP tokenizer (tokenizer.json, or "
-                f"vocab.json + merges.txt): save it with the model ({e})") from e
+                f"vocab.json + merges.txt): save the tokenizer with the model "
+                f"(tokenizer.save_pretrained), as the published CLIP directories have it")
+        tokenizer = AutoTokenizer.from_pretrained(self.hf_dir, local_files_only=True)
         if model_type == "clip":
             full = CLIPModel.from_pretrained(self.hf_dir, local_files_only=True)
             model = _TextTower(full)
