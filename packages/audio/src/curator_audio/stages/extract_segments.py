@@ -11,9 +11,11 @@ from curator.errors import ConfigError
 from curator.io import atomic_write, get_fs, join_path
 from curator.stages.base import StageIO
 
-from curator_audio.decode import AudioDecodeError, load_audio
+from curator_audio.decode import AudioDecodeError
+from curator_audio.stages.base import public_record
 from curator_audio.stages.common import AudioInputError
 from curator_audio.stages.preprocessing import SOUNDFILE_FORMATS, _RejectingStage
+from curator_audio.tasks import AudioBatch
 
 __all__ = ["SegmentExtractionStage"]
 
@@ -54,20 +56,52 @@ class SegmentExtractionStage(_RejectingStage):
     def outputs(self) -> StageIO:
         return ["data"], ["extracted_path"]
 
+    def process(self, task: AudioBatch) -> AudioBatch:
+        """Rows of one source are read from one open file (each span by a seek)."""
+        by_source: dict[str, list[int]] = {}
+        for i, row in enumerate(task.data):
+            by_source.setdefault(str(row.get("original_file", "")), []).append(i)
+        results: dict[int, dict[str, Any]] = {}
+        for source, rows in by_source.items():
+            try:
+                opened: Any = _open_source(source) if source else None
+            except AudioInputError as exc:
+                opened = exc
+            for i in rows:
+                row = task.data[i]
+                try:
+                    if isinstance(opened, AudioInputError):
+                        raise opened
+                    results[i] = self._write(row, opened)
+                except AudioInputError as exc:
+                    self.reject(task, exc.reason, record=public_record(row), error=str(exc),
+                                source=source)
+                except Exception as exc:
+                    self.reject(task, self.reject_reason, record=public_record(row), error=exc,
+                                source=source)
+        return task.derive([results[i] for i in sorted(results)])
+
     def process_record(self, row: dict[str, Any]) -> dict[str, Any]:
+        source = row.get("original_file")
+        return self._write(row, _open_source(str(source)) if source else None)
+
+    def _write(self, row: dict[str, Any], opened: tuple[Any, int] | None) -> dict[str, Any]:
         import soundfile as sf
 
         source = row.get("original_file")
         start, end = row.get("original_start_ms"), row.get("original_end_ms")
-        if not source or start is None or end is None or int(end) <= int(start):
+        if not source or opened is None or start is None or end is None \
+                or int(end) <= int(start):
             raise AudioInputError("no_timing", f"need original_file and original_start_ms < "
                                   f"original_end_ms, got {source!r} [{start}, {end})")
         start, end = int(start), int(end)
-        try:
-            audio, sr = load_audio(str(source), offset=start / 1000.0,
-                                   duration=(end - start) / 1000.0, mono=False)
-        except (AudioDecodeError, FileNotFoundError) as exc:
-            raise AudioInputError("undecodable_audio", str(exc)) from exc
+        fh, sr = opened
+        first, last = start * sr // 1000, end * sr // 1000
+        if last > fh.frames:
+            raise AudioInputError("span_outside_audio", f"{source}: [{start}, {end}) ms ends "
+                                  f"after the audio ({fh.frames / sr:.3f} s)")
+        fh.seek(first)
+        audio = fh.read(frames=last - first, dtype="float32", always_2d=True)
         stem = os.path.splitext(os.path.basename(str(source)))[0]
         speaker = row.get("speaker_id")
         label = f"_speaker_{str(speaker).rsplit('_', 1)[-1]}" if speaker else ""
@@ -75,8 +109,27 @@ class SegmentExtractionStage(_RejectingStage):
                            f"{stem}{label}_segment_{start}-{end}.{self.output_format}")
         fs, local = get_fs(target)
         fs.makedirs(local.rsplit("/", 1)[0], exist_ok=True)
-        with atomic_write(target, "wb") as fh:
-            sf.write(fh, audio[:, 0] if audio.shape[1] == 1 else audio, sr,
+        with atomic_write(target, "wb") as out:
+            sf.write(out, audio[:, 0] if audio.shape[1] == 1 else audio, sr,
                      format=self.output_format.upper(),
                      subtype=SOUNDFILE_FORMATS[self.output_format])
         return {**row, "extracted_path": target}
+
+
+def _open_source(path: str) -> tuple[Any, int]:
+    """The source opened once for seeking (soundfile over its bytes) and its rate."""
+    import soundfile as sf
+
+    from curator_audio.decode import _check_wav_complete, _open_bytes
+
+    try:
+        buf = _open_bytes(path)
+        _check_wav_complete(path, buf.getvalue())
+        fh = sf.SoundFile(buf)
+    except AudioDecodeError as exc:
+        raise AudioInputError("undecodable_audio", str(exc)) from exc
+    except FileNotFoundError as exc:
+        raise AudioInputError("undecodable_audio", f"{path}: file not found") from exc
+    except Exception as exc:
+        raise AudioInputError("undecodable_audio", f"{path}: {type(exc).__name__}: {exc}") from exc
+    return fh, fh.samplerate
