@@ -57,8 +57,8 @@ class InterleavedLanceReaderStage(LanceReaderStage):
     def process(self, task: LanceReadTask) -> InterleavedBatch | list[InterleavedBatch]:
         started = time.perf_counter()
         table, meta = self.read_table(task, self.fields)
-        table = align_interleaved_table(table)
         table = reject_unordered_samples(self, task, table, source=task.path)  # type: ignore[arg-type]
+        table = align_interleaved_table(table)
         splits = split_table_by_group(table, "sample_id", self.max_batch_bytes,
                                       self.max_batch_rows)
         if len(splits) == 1:
