@@ -49,7 +49,7 @@ def test_known_coordinates_reading_order_and_positions():
         ("text", "left after image"), ("text", "right after image")]
     images = [box for _, m, _, box in segs if m == "image"]
     assert images == [(50.0, 200.0, 170.0, 280.0), (320.0, 200.0, 410.0, 290.0)]
-    for (_, m, _, box), x, baseline in zip(
+    for (_, _m, _, box), x, baseline in zip(
             [s for s in segs if s[1] == "text"], (50, 50, 320, 50, 320), (60, 120, 120, 330, 330),
             strict=True):
         assert abs(box[0] - x) < 1.5  # glyph box starts at the pen position
