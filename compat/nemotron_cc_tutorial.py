@@ -23,6 +23,7 @@ import tempfile
 COMMIT = os.environ.get("NEMO_COMMIT", "1e2e4275e")
 TUTORIAL = "tutorials/synthetic/nemotron_cc"
 FILES = ("nemotron_cc_sdg_high_quality_example_pipeline.py", "nemotron_cc_pipelines.py")
+DATA = "example_data/data.parquet"  # the tutorial's own 20 example documents
 MAIN = FILES[0]
 
 # (file, why, old text, new text): the edits the migrated tutorial needs beyond `curator migrate`
@@ -36,23 +37,39 @@ EDITS: list[tuple[str, str, str, str]] = [
 ]
 
 
+# with --no-ray: run on the local executor instead of starting a Ray cluster for Xenna (a local
+# Ray cluster may not start in time on a loaded 2-core machine)
+NO_RAY_EDITS: list[tuple[str, str, str, str]] = [
+    (MAIN, "--no-ray: no Ray cluster is started", "    client.start()\n", ""),
+    (MAIN, "--no-ray: no Ray cluster to stop", "    client.stop()\n", ""),
+    (MAIN, "--no-ray: the local executor instead of Xenna", "executor = XennaExecutor()",
+     "executor = LocalExecutor()"),
+    (MAIN, "--no-ray: import the local executor", "from curator import XennaExecutor\n",
+     "from curator import LocalExecutor, XennaExecutor\n"),
+]
+
+
 def _git_show(repo: str, path: str) -> str:
     return subprocess.run(["git", "-C", repo, "show", f"{COMMIT}:{path}"], check=True,
                           capture_output=True, text=True).stdout
 
 
-def prepare(repo: str, workdir: str) -> None:
+def prepare(repo: str, workdir: str, no_ray: bool = False) -> None:
     """Fetch, migrate and edit the tutorial into ``workdir``."""
     for name in FILES:
         with open(os.path.join(workdir, name), "w", encoding="utf-8") as f:
             f.write(_git_show(repo, f"{TUTORIAL}/{name}"))
+    os.makedirs(os.path.join(workdir, os.path.dirname(DATA)), exist_ok=True)
+    with open(os.path.join(workdir, DATA), "wb") as f:
+        f.write(subprocess.run(["git", "-C", repo, "show", f"{COMMIT}:{TUTORIAL}/{DATA}"],
+                               check=True, capture_output=True).stdout)
     curator = os.path.join(os.path.dirname(sys.executable), "curator")
     paths = [os.path.join(workdir, n) for n in FILES]
     migrated = subprocess.run([curator, "migrate", *paths], capture_output=True, text=True)
     print(migrated.stdout + migrated.stderr)
     if migrated.returncode:
         raise SystemExit(f"curator migrate failed ({migrated.returncode})")
-    for name, why, old, new in EDITS:
+    for name, why, old, new in EDITS + (NO_RAY_EDITS if no_ray else []):
         path = os.path.join(workdir, name)
         with open(path, encoding="utf-8") as f:
             text = f.read()
@@ -69,6 +86,10 @@ def main() -> int:
     parser.add_argument("--task", default="diverse_qa",
                         choices=["diverse_qa", "distill", "extract_knowledge", "knowledge_list"])
     parser.add_argument("--max-tokens", type=int, default=64)
+    parser.add_argument("--mock", action="store_true", help="the tutorial's in-script documents "
+                        "(--mock) instead of its example_data/data.parquet")
+    parser.add_argument("--no-ray", action="store_true", help="run on the local executor "
+                        "instead of Xenna on a local Ray cluster (edits listed in NO_RAY_EDITS)")
     parser.add_argument("--keep", help="work in this directory and keep it (default: a "
                         "temporary directory, removed at the end)")
     args = parser.parse_args()
@@ -82,11 +103,12 @@ def main() -> int:
     workdir = args.keep or tempfile.mkdtemp(prefix="nemotron_cc_tutorial_")
     os.makedirs(workdir, exist_ok=True)
     try:
-        prepare(args.nemo_git_dir, workdir)
+        prepare(args.nemo_git_dir, workdir, args.no_ray)
         model = LlamaCppModelConfig(gguf, model_name=SMOLLM2_MODEL, n_ctx=2048)
         with InferenceServer([model], backend=LlamaCppServerConfig(n_threads=2), port=0,
                              name="nemotron-cc-tutorial") as server:
-            cmd = [sys.executable, MAIN, "--mock", "--task", args.task,
+            source = ["--mock"] if args.mock else ["--input-parquet-path", DATA]
+            cmd = [sys.executable, MAIN, *source, "--task", args.task,
                    "--base-url", server.endpoint, "--api-key", "local",
                    "--model-name", SMOLLM2_MODEL, "--tokenizer", gguf,
                    "--max-tokens", str(args.max_tokens), "--max-concurrent-requests", "2",
