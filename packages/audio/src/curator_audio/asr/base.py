@@ -29,7 +29,8 @@ _MODELS: dict[str, str | type[ASRModel]] = {
     # imported on first use
     "wav2vec2": "curator_audio.asr.wav2vec2:Wav2Vec2CTCModel",  # torchaudio or HF layout
     "wav2vec2_hf": "curator_audio.asr.hf_wav2vec2:HFWav2Vec2CTCModel",
-    "whisper": "curator_audio.asr.whisper:WhisperModel",
+    "whisper": "curator_audio.asr.whisper:WhisperModel",  # a CTranslate2 dir: whisper_ct2
+    "whisper_ct2": "curator_audio.asr.ct2_whisper:CTranslate2WhisperModel",
 }
 
 

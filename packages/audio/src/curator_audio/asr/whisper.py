@@ -3,7 +3,8 @@
 ``model_dir`` is a local directory as ``save_pretrained`` / a hub download leaves it:
 ``config.json``, ``generation_config.json``, ``model.safetensors`` (or ``pytorch_model.bin``),
 the tokenizer files (``vocab.json``, ``merges.txt``, ``tokenizer.json`` ...) and
-``preprocessor_config.json``. Nothing is fetched from the hub (``local_files_only``).
+``preprocessor_config.json``. Nothing is fetched from the hub (``local_files_only``). A CTranslate2 conversion
+(``model.bin``) is run by :class:`~curator_audio.asr.ct2_whisper.CTranslate2WhisperModel` instead.
 
 Audio longer than ``chunk_length_s`` (Whisper's 30 s window by default) is cut into consecutive
 chunks that are transcribed in the same batch and joined with spaces (long-form chunking).
@@ -55,7 +56,17 @@ class WhisperModel(ASRModel):
     @classmethod
     def load(cls, model_dir: str, device: str = "cpu", *, language: str | None = None,
              task: str = "transcribe", chunk_length_s: float = 30.0, max_new_tokens: int = 128,
-             num_beams: int = 1, fp16: bool = True) -> WhisperModel:
+             num_beams: int = 1, fp16: bool = True, **ct2_options: Any) -> WhisperModel:
+        from curator_audio.asr.ct2_whisper import CTranslate2WhisperModel, is_ct2_whisper_dir
+
+        if is_ct2_whisper_dir(model_dir):  # a CTranslate2 conversion: the faster-whisper backend
+            return CTranslate2WhisperModel.load(  # type: ignore[return-value]
+                model_dir, device, language=language, task=task, num_beams=num_beams,
+                fp16=fp16, max_new_tokens=max_new_tokens if max_new_tokens != 128 else None,
+                chunk_length_s=chunk_length_s, **ct2_options)
+        if ct2_options:
+            raise ConfigError(f"whisper: options {sorted(ct2_options)} are the CTranslate2 "
+                              f"backend's; {model_dir!r} is a Hugging Face directory")
         import torch
         from transformers import WhisperForConditionalGeneration, WhisperProcessor
 
