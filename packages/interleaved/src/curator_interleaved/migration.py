@@ -59,11 +59,16 @@ MIGRATION_RULES = MigrationRules(
         _N: (_C, f"{_C}.stages"),
         **{f"{_N}.{m}": (f"{_C}.{m}",) for m in _SAME},
         "nemo_curator.tasks.interleaved": (f"{_C}.tasks",),
+        "nemo_curator.tasks": (f"{_C}.tasks", "curator_text.io.lance"),
         f"{_PDF}.partitioning": (f"{_C}.pdf.partitioning",),
         f"{_PDF}.preprocess": (f"{_C}.pdf.preprocess",),
         "nemo_curator.utils.lance": ("curator_text.io.lance",),
         "nemo_curator.tasks.lance": ("curator_text.io.lance",),
         "nemo_curator.stages.text.io.reader.lance": ("curator_text.io.lance",),
         "nemo_curator.stages.text.io.writer.lance": ("curator_text.io.lance",),
+        # core modules NeMo's interleaved tests import helpers from
+        "nemo_curator.core.utils": (f"{_C}.io.readers.base",),
+        "nemo_curator.stages.file_partitioning": ("curator.stages.file_partitioning",),
+        "nemo_curator.backends.base": ("curator.stages.node_info",),
     },
 )

@@ -14,6 +14,7 @@ from curator_interleaved.utils.image_utils import image_bytes_to_array
 
 __all__ = ["DEFAULT_BLUR_SCORE_THRESHOLD", "InterleavedBlurFilterStage", "sharpness_score"]
 
+
 DEFAULT_BLUR_SCORE_THRESHOLD: float = 100.0
 
 
@@ -59,3 +60,6 @@ class InterleavedBlurFilterStage(BaseInterleavedFilterStage):
             self.record_score(idx, score)
             keep.loc[idx] = score >= self.score_threshold
         return keep
+
+
+_sharpness_score = sharpness_score  # NeMo Curator's (private) name

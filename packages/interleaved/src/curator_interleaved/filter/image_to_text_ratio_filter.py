@@ -59,3 +59,10 @@ class InterleavedImageToTextRatioFilterStage(BaseInterleavedFilterStage):
         for idx, r in zip(df.index[~keep], ratio[codes[~keep]], strict=True):
             self.record_score(idx, float(r))
         return pd.Series(keep, index=df.index, dtype=bool)
+
+
+def _text_word_count(text: str | None) -> int:
+    """Whitespace-separated words of ``text`` (0 for null); NeMo Curator's helper."""
+    if text is None or (isinstance(text, float) and text != text):
+        return 0
+    return len(str(text).split())

@@ -68,3 +68,6 @@ class InterleavedQRCodeFilterStage(BaseInterleavedFilterStage):
             self.record_score(idx, ratio)
             keep.loc[idx] = ratio < self.score_threshold
         return keep
+
+
+_qr_code_ratio = qr_code_ratio  # NeMo Curator's (private) name

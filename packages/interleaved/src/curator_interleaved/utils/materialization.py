@@ -58,6 +58,9 @@ def extract_tiff_frame(data: bytes, frame_index: int) -> bytes | None:
         return None
 
 
+_extract_tiff_frame = extract_tiff_frame  # NeMo Curator's (private) name
+
+
 def _is_http(path: str) -> bool:
     return path.startswith(("http://", "https://"))
 

@@ -101,7 +101,7 @@ class BaseInterleavedWriter(ManagedOutput, ProcessingStage[InterleavedBatch, Fil
         bad = table.filter(errors)
         if self.on_materialize_error == "error":
             first = bad["materialize_error"][0].as_py()
-            raise RuntimeError(f"{self.name}: materialization failed ({n_err} errors). First: "
+            raise RuntimeError(f"{self.name}: Materialization failed ({n_err} errors). First: "
                                f"{first}. Set on_materialize_error='reject' to write the other "
                                f"rows and send these to the rejected sink")
         if self.on_materialize_error == "drop_sample":
@@ -122,6 +122,13 @@ class BaseInterleavedWriter(ManagedOutput, ProcessingStage[InterleavedBatch, Fil
             return align_table(table, self.schema)
         target = reconcile_schema(table.schema)
         return table if target.equals(table.schema) else table.cast(target)
+
+    def _align_output(self, df: Any) -> Any:
+        """NeMo Curator's method: ``df`` (pandas) aligned to the writer's schema."""
+        import pandas as pd
+
+        table = self._aligned(pa.Table.from_pandas(df, preserve_index=False))
+        return table.to_pandas(types_mapper=pd.ArrowDtype)
 
     def write_table(self, table: pa.Table, file_path: str) -> None:
         """Write ``table`` to ``file_path`` atomically (format-specific)."""

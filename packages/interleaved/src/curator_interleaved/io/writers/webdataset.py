@@ -116,3 +116,15 @@ class InterleavedWebdatasetWriterStage(BaseInterleavedWriter):
             elif in_img and in_txt:
                 payload[c] = [r.get(c) for r in content]
         _add(tf, f"{key}.json", json.dumps(payload, ensure_ascii=False, default=str).encode())
+
+
+def _is_null(value: object) -> bool:
+    """Whether ``value`` is a null (None, NaN, pandas NA); NeMo Curator's helper."""
+    if value is None:
+        return True
+    try:
+        import pandas as pd
+
+        return bool(pd.isna(value))
+    except (TypeError, ValueError):
+        return False
