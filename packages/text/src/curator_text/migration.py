@@ -46,5 +46,8 @@ MIGRATION_RULES = MigrationRules(
         "nemo_curator.stages.text.modifiers.unicode": ("curator_text.modifiers",),
         "nemo_curator.stages.text.modules": ("curator_text.stages",),
         "nemo_curator.stages.text.modules.add_id": ("curator_text.stages.add_id",),
+        "nemo_curator.stages.text.embedders": ("curator_text.embedders",),
+        "nemo_curator.stages.text.embedders.base": ("curator_text.embedders.embedding",),
+        "nemo_curator.stages.text.deduplication.semantic": ("curator_text.dedup.semantic",),
     },
 )
