@@ -54,6 +54,19 @@ _SCALARS = (str, int, float, bool)
 _EXACT = frozenset({str, int, float, bool})
 
 
+def _exact_types(annotation: Any) -> frozenset:
+    """The types whose values pass ``annotation``'s check unchanged without pydantic: the plain
+    scalar annotation itself, or a union's plain scalar members (and ``None``). pydantic's lax
+    (smart) union mode returns such a value as it is, so the check can skip building and
+    running a validator (and importing pydantic) for it."""
+    if annotation in _EXACT:
+        return frozenset((annotation,))
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        return frozenset(a for a in typing.get_args(annotation)
+                         if a in _EXACT or a is type(None))
+    return frozenset()
+
+
 def check_parameter_types(cls: Any, params: dict[str, Any], label: str) -> dict[str, Any]:
     """Validate ``params`` against the annotations of ``cls``'s constructor (pydantic, lax
     mode). Returns the parameters, scalars converted to their annotated type; raises
@@ -80,9 +93,8 @@ def check_values(label: str, values: dict[str, Any],
         annotation = annotations[key]
         adapter = _adapter(annotation)
         if adapter is not None:
-            exact = annotation if annotation in _EXACT else None
-            checked[key] = _Check(annotation, adapter, _NO_DEFAULT, exact).convert(value, label,
-                                                                                  key)
+            checked[key] = _Check(annotation, adapter, _NO_DEFAULT,
+                                  _exact_types(annotation)).convert(value, label, key)
     return checked
 
 
@@ -164,15 +176,22 @@ def _typed_call(init: Callable[..., None], self: Any, args: tuple, kwargs: dict)
     init(self, *args, **kwargs)
 
 
+_UNBUILT = object()
+
+
 @dataclass
 class _Check:
     annotation: Any
-    adapter: Any
+    adapter: Any  # the pydantic validator, or _UNBUILT until a value first needs it
     default: Any
-    exact: type | None  # a plain scalar annotation: a value of exactly that type passes at once
+    exact: frozenset  # plain scalar types whose values pass at once (see _exact_types)
 
     def convert(self, value: Any, label: str, pname: str) -> Any:
-        if value is self.default or type(value) is self.exact:
+        if value is self.default or type(value) in self.exact:
+            return value
+        if self.adapter is _UNBUILT:
+            self.adapter = _adapter(self.annotation)
+        if self.adapter is None:  # no validator can be built: unchecked
             return value
         import pydantic
 
@@ -248,11 +267,10 @@ def _plan_for(init: Any, owner: Any) -> _Plan:
         if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) or p.name not in hints:
             continue
         annotation = hints[p.name]
-        adapter = _adapter(annotation)
-        if adapter is None:
+        if _unchecked(annotation):
             continue
-        exact = annotation if annotation in _EXACT else None
-        plan.checks[p.name] = _Check(annotation, adapter, p.default, exact)
+        # the validator is built when a value first needs it (most values are plain scalars)
+        plan.checks[p.name] = _Check(annotation, _UNBUILT, p.default, _exact_types(annotation))
     return plan
 
 
@@ -287,9 +305,13 @@ def _cached_adapter(annotation: Any) -> Any:
     return None
 
 
+def _unchecked(annotation: Any) -> bool:
+    return annotation is Any or annotation is inspect.Parameter.empty or any(
+        annotation == later for later in _VALIDATED_LATER)
+
+
 def _adapter(annotation: Any) -> Any:
-    if annotation is Any or annotation is inspect.Parameter.empty or any(
-            annotation == later for later in _VALIDATED_LATER):
+    if _unchecked(annotation):
         return None
     try:
         return _cached_adapter(annotation)
