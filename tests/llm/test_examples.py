@@ -22,7 +22,7 @@ pytestmark = pytest.mark.skipif(
 
 @pytest.mark.parametrize("mode", [[], ["--yaml"]], ids=["python", "yaml"])
 def test_nemotron_cc_example_runs(mode: list[str]) -> None:
-    proc = subprocess.run([sys.executable, EXAMPLE, "--num-docs", "2", "--max-tokens", "40",
+    proc = subprocess.run([sys.executable, EXAMPLE, "--num-docs", "1", "--max-tokens", "32",
                            *mode], cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
     # the example exits 0 only when each document was written or rejected with its reason
