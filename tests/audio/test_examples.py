@@ -29,3 +29,22 @@ def test_yaml_example_runs(tmp_path, monkeypatch, tiny_model):
     [out] = list((data / "output_yaml").glob("*.jsonl"))
     rec = json.loads(out.read_text().splitlines()[0])
     assert {"pred_text", "wer", "cer", "snr_db", "offset"} <= set(rec)
+
+
+def test_alm_build_example_runs(tmp_path, capsys):
+    import importlib.util
+    import os
+
+    from curator_audio import testing as T
+
+    if not T.espeak_available():
+        import pytest
+
+        pytest.skip("espeak-ng is not installed (apt-get install espeak-ng)")
+    path = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "audio", "alm_build.py")
+    spec = importlib.util.spec_from_file_location("alm_build_example", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.main(["--out", str(tmp_path), "--conversations", "1"])
+    line = capsys.readouterr().out.strip().splitlines()[-1]
+    assert line.startswith("conversation0.wav:") and "lost to bandwidth: 1 segment(s)" in line
