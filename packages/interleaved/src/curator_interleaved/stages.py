@@ -25,7 +25,7 @@ from curator import ProcessingStage
 from curator.stages.filter import reject_filtered
 
 from curator_interleaved.tasks import InterleavedBatch
-from curator_interleaved.utils.materialization import materialize_table
+from curator_interleaved.utils.materialization import fetch_bytes
 from curator_interleaved.utils.schema import align_interleaved_table
 from curator_interleaved.utils.validation_utils import resolve_storage_options
 
@@ -125,17 +125,23 @@ class BaseInterleavedFilterStage(BaseInterleavedAnnotatorStage):
         indices = list(df.index[row_mask.to_numpy()])
         if not indices:
             return
-        cols = [c for c in ("modality", "binary_content", "source_ref", "materialize_error")
-                if c in df.columns]
-        sub = pa.Table.from_pandas(df.loc[indices, cols], preserve_index=False)
-        has_bin = "binary_content" in sub.column_names
-        need = [i for i in range(sub.num_rows) if not has_bin or not sub["binary_content"][i].is_valid]
+        n = len(indices)
+
+        def column(name: str) -> list[Any]:
+            if name not in df.columns:
+                return [None] * n
+            return [None if _is_na(v) else v for v in df.loc[indices, name].tolist()]
+
+        binary = column("binary_content")
+        errors = column("materialize_error")
+        need = [i for i in range(n) if binary[i] is None]
         if need:
-            sub = materialize_table(sub, need,
-                                    storage_options=resolve_storage_options(task))
-        binary = sub["binary_content"].to_pylist()
-        errors = sub["materialize_error"].to_pylist() if "materialize_error" in sub.column_names \
-            else [None] * len(indices)
+            refs_col = column("source_ref")
+            refs = [InterleavedBatch.parse_source_ref(refs_col[i]) for i in need]
+            payloads, errs = fetch_bytes(refs, resolve_storage_options(task))
+            for i, data, err in zip(need, payloads, errs, strict=True):
+                binary[i] = data
+                errors[i] = None if data is not None else (errors[i] or err)
         for pos, idx in enumerate(indices):
             data = binary[pos]
             if data is None:
@@ -225,16 +231,19 @@ class InterleavedAspectRatioFilterStage(BaseInterleavedFilterStage):
         images = (df["modality"] == "image").fillna(False).astype(bool)
         if not images.any():
             return keep
+        decided: dict[Any, bool] = {}
         for idx, data in self.iter_materialized_bytes(task, df, images):
             if data is None:
-                keep.loc[idx] = False
+                decided[idx] = False
                 continue
             ratio = self._image_aspect_ratio(data)
             if ratio is None:
                 self.mark_bad(idx, "undecodable_image", "not an image PIL can open")
-                keep.loc[idx] = False
+                decided[idx] = False
                 continue
             self.record_score(idx, ratio)
-            keep.loc[idx] = self.min_aspect_ratio <= ratio <= self.max_aspect_ratio
+            decided[idx] = self.min_aspect_ratio <= ratio <= self.max_aspect_ratio
+        if decided:
+            keep.loc[list(decided)] = list(decided.values())
         return keep
 

@@ -217,9 +217,11 @@ def materialize_table(table: pa.Table, rows: Sequence[int] | None = None, *,
     errs = table["materialize_error"].to_pylist() if "materialize_error" in table.column_names \
         else [None] * n
     if rows:
-        refs_col = table["source_ref"] if "source_ref" in table.column_names else None
-        refs = [InterleavedBatch.parse_source_ref(refs_col[i].as_py()) if refs_col is not None
-                else dict.fromkeys(("path",)) for i in rows]
+        if "source_ref" in table.column_names:
+            ref_values = table["source_ref"].take(pa.array(rows, pa.int64())).to_pylist()
+        else:
+            ref_values = [None] * len(rows)
+        refs = [InterleavedBatch.parse_source_ref(v) for v in ref_values]
         payloads, errors = fetch_bytes(refs, storage_options)
         for i, data, err in zip(rows, payloads, errors, strict=True):
             binary[i] = data
