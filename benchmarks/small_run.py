@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -103,8 +104,11 @@ SCRIPTS = {"curator": CURATOR_SCRIPT, "orjson (2 processes)": ORJSON_SCRIPT,
            "polars": POLARS_SCRIPT}
 
 
-def time_process(args: list[str]) -> tuple[float, int]:
-    """Wall seconds and peak RSS (bytes, the process and all its children) of ``args``."""
+def time_process(args: list[str]) -> tuple[float, int, float]:
+    """Wall seconds, peak RSS (bytes, the process and all its children) and CPU seconds (user +
+    system, children included: a figure a busy machine distorts less than the wall time) of
+    ``args``."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
@@ -117,9 +121,11 @@ def time_process(args: list[str]) -> tuple[float, int]:
     with PeakRSS(processes=tree) as rss:
         _, err = proc.communicate()
     wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode != 0:
         raise RuntimeError(f"{args} exited with {proc.returncode}: {err.decode()[-2000:]}")
-    return wall, rss.peak
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, rss.peak, cpu
 
 
 def import_time(repeat: int) -> float:
@@ -158,27 +164,43 @@ def main() -> int:
             fh.write(textwrap.dedent(body).lstrip())
         scripts[name] = path
 
-    times: dict[str, list[float]] = {n: [] for n in scripts}
-    peaks: dict[str, list[int]] = {n: [] for n in scripts}
-    for _ in range(args.repeat):  # alternating: one run of each per round
-        for name, path in scripts.items():
-            out = os.path.join(args.workdir, f"out_{name.split()[0]}")
-            shutil.rmtree(out, ignore_errors=True)
-            wall, peak = time_process([sys.executable, path, raw, out])
-            times[name].append(wall)
-            peaks[name].append(peak)
-            shutil.rmtree(out, ignore_errors=True)
+    # the fixed cost alone: the same scripts on one file of 200 documents
+    tiny = os.path.join(os.path.abspath(args.workdir), "raw_tiny")
+    if not os.path.isdir(tiny):
+        os.makedirs(tiny + ".tmp", exist_ok=True)
+        first = sorted(n for n in os.listdir(raw) if n.endswith(".jsonl"))[0]
+        with open(os.path.join(raw, first), "rb") as fin, \
+                open(os.path.join(tiny + ".tmp", first), "wb") as fout:
+            fout.writelines(line for _, line in zip(range(200), fin, strict=False))
+        os.replace(tiny + ".tmp", tiny)
 
-    print(f"{args.docs} documents, {mb:.0f} MB in {args.files} files; whole processes "
-          f"(interpreter start included), median of {args.repeat}, alternating")
-    median = {n: statistics.median(t) for n, t in times.items()}
-    for name in scripts:
-        print(f"  {name:22s} {median[name]:6.2f} s   peak RSS {max(peaks[name]) / 2**20:6.0f} MB"
-              f"   runs {', '.join(f'{t:.2f}' for t in times[name])}")
-    for name in scripts:
-        if name != "curator":
-            print(f"  ratio {name} / curator: {median[name] / median['curator']:.2f}x")
-    print(f"  import curator_text: {import_time(max(args.repeat, 5)):.3f} s")
+    print(f"uptime load average at start: {os.getloadavg()[0]:.1f} ({os.cpu_count()} cores)")
+    for label, src in ((f"{args.docs} documents, {mb:.0f} MB in {args.files} files", raw),
+                       ("fixed cost: 200 documents in 1 file", tiny)):
+        times: dict[str, list[float]] = {n: [] for n in scripts}
+        cpus: dict[str, list[float]] = {n: [] for n in scripts}
+        peaks: dict[str, list[int]] = {n: [] for n in scripts}
+        for _ in range(args.repeat):  # alternating: one run of each per round
+            for name, path in scripts.items():
+                out = os.path.join(args.workdir, f"out_{name.split()[0]}")
+                shutil.rmtree(out, ignore_errors=True)
+                wall, peak, cpu = time_process([sys.executable, path, src, out])
+                times[name].append(wall)
+                cpus[name].append(cpu)
+                peaks[name].append(peak)
+                shutil.rmtree(out, ignore_errors=True)
+        print(f"{label}; whole processes (interpreter start included), median of "
+              f"{args.repeat}, alternating")
+        median = {n: statistics.median(t) for n, t in times.items()}
+        for name in scripts:
+            print(f"  {name:22s} {median[name]:6.2f} s   CPU {statistics.median(cpus[name]):6.2f} s"
+                  f"   peak RSS {max(peaks[name]) / 2**20:6.0f} MB"
+                  f"   runs {', '.join(f'{t:.2f}' for t in times[name])}")
+        for name in scripts:
+            if name != "curator":
+                print(f"  ratio {name} / curator: {median[name] / median['curator']:.2f}x")
+    print(f"import curator_text: {import_time(max(args.repeat, 5)):.3f} s")
+    print(f"uptime load average at end: {os.getloadavg()[0]:.1f}")
     return 0
 
 

@@ -54,17 +54,50 @@ _SCALARS = (str, int, float, bool)
 _EXACT = frozenset({str, int, float, bool})
 
 
-def _exact_types(annotation: Any) -> frozenset:
-    """The types whose values pass ``annotation``'s check unchanged without pydantic: the plain
-    scalar annotation itself, or a union's plain scalar members (and ``None``). pydantic's lax
-    (smart) union mode returns such a value as it is, so the check can skip building and
-    running a validator (and importing pydantic) for it."""
-    if annotation in _EXACT:
-        return frozenset((annotation,))
-    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
-        return frozenset(a for a in typing.get_args(annotation)
-                         if a in _EXACT or a is type(None))
-    return frozenset()
+_BUILTIN_MODULES = frozenset({"builtins", "typing", "collections.abc", "abc", "collections"})
+
+
+@dataclass(frozen=True)
+class _AsIs:
+    """The values that pass an annotation's check unchanged without pydantic (so without
+    building a validator or importing pydantic): pydantic's lax (smart) union mode returns each
+    of these as it is, and only scalars are ever replaced by their converted value."""
+
+    exact: frozenset  # plain scalar types (and NoneType): a value of exactly that type
+    classes: tuple  # library classes: a non-scalar instance (pydantic checks isinstance only)
+    lists: frozenset  # list[T] for a plain scalar T: a list of exactly-T items
+    dicts: frozenset  # dict[str, T] for a plain scalar T or Any: str keys, exactly-T values
+
+    def __call__(self, value: Any) -> bool:
+        kind = type(value)
+        if kind in self.exact:
+            return True
+        if kind is list and self.lists:
+            return any(all(type(x) is t for x in value) for t in self.lists)
+        if kind is dict and self.dicts:
+            return all(type(k) is str for k in value) and any(
+                t is Any or all(type(v) is t for v in value.values()) for t in self.dicts)
+        return bool(self.classes) and not isinstance(value, _SCALARS) and isinstance(
+            value, self.classes)
+
+
+def _as_is(annotation: Any) -> _AsIs:
+    union = typing.get_origin(annotation) in (typing.Union, types.UnionType)
+    exact, classes, lists, dicts = set(), [], set(), set()
+    for member in typing.get_args(annotation) if union else (annotation,):
+        origin, args = typing.get_origin(member), typing.get_args(member)
+        if member in _EXACT or member is type(None):
+            exact.add(member)
+        elif origin is list and len(args) == 1 and args[0] in _EXACT:
+            lists.add(args[0])
+        elif origin is dict and len(args) == 2 and args[0] is str and (
+                args[1] in _EXACT or args[1] is Any):
+            dicts.add(args[1])
+        elif (origin is None and isinstance(member, type)
+              and member.__module__ not in _BUILTIN_MODULES
+              and not issubclass(member, (*_SCALARS, tuple))):
+            classes.append(member)  # not a NamedTuple: pydantic re-validates those
+    return _AsIs(frozenset(exact), tuple(classes), frozenset(lists), frozenset(dicts))
 
 
 def check_parameter_types(cls: Any, params: dict[str, Any], label: str) -> dict[str, Any]:
@@ -94,7 +127,7 @@ def check_values(label: str, values: dict[str, Any],
         adapter = _adapter(annotation)
         if adapter is not None:
             checked[key] = _Check(annotation, adapter, _NO_DEFAULT,
-                                  _exact_types(annotation)).convert(value, label, key)
+                                  _as_is(annotation)).convert(value, label, key)
     return checked
 
 
@@ -184,10 +217,10 @@ class _Check:
     annotation: Any
     adapter: Any  # the pydantic validator, or _UNBUILT until a value first needs it
     default: Any
-    exact: frozenset  # plain scalar types whose values pass at once (see _exact_types)
+    as_is: _AsIs  # the values that pass at once
 
     def convert(self, value: Any, label: str, pname: str) -> Any:
-        if value is self.default or type(value) in self.exact:
+        if value is self.default or self.as_is(value):
             return value
         if self.adapter is _UNBUILT:
             self.adapter = _adapter(self.annotation)
@@ -270,7 +303,7 @@ def _plan_for(init: Any, owner: Any) -> _Plan:
         if _unchecked(annotation):
             continue
         # the validator is built when a value first needs it (most values are plain scalars)
-        plan.checks[p.name] = _Check(annotation, _UNBUILT, p.default, _exact_types(annotation))
+        plan.checks[p.name] = _Check(annotation, _UNBUILT, p.default, _as_is(annotation))
     return plan
 
 
