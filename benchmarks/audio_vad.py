@@ -15,6 +15,7 @@ The audio is espeak-ng speech (Debian ``espeak-ng``) between silences and noise 
 
     uv run python benchmarks/audio_vad.py [--minutes 3] [--repeats 3] [--mem-small 6]
                                           [--mem-large 60] [--skip-full] [--skip-memory]
+    (``--repeats 0``: no VAD-only / loop comparison)
 """
 
 from __future__ import annotations
@@ -179,11 +180,13 @@ def main(argv: list[str] | None = None) -> None:
             for kind in ("composite", "loop"):
                 runs[kind].append(measure(kind, manifest, work))
                 print(json.dumps(runs[kind][-1]), flush=True)
-        med = {k: statistics.median(r["audio_s_per_s"] for r in v) for k, v in runs.items()}
-        report = {"vad_only_audio_s_per_s": med["composite"],
-                  "plain_loop_audio_s_per_s": med["loop"],
-                  "ratio": round(med["composite"] / med["loop"], 3),
-                  "segments": {k: v[0]["segments"] for k, v in runs.items()}}
+        report: dict = {}
+        if args.repeats:
+            med = {k: statistics.median(r["audio_s_per_s"] for r in v) for k, v in runs.items()}
+            report = {"vad_only_audio_s_per_s": med["composite"],
+                      "plain_loop_audio_s_per_s": med["loop"],
+                      "ratio": round(med["composite"] / med["loop"], 3),
+                      "segments": {k: v[0]["segments"] for k, v in runs.items()}}
         if not args.skip_full:
             full = measure("full", manifest, work)
             print(json.dumps(full), flush=True)
