@@ -63,7 +63,6 @@ MIGRATION_RULES = MigrationRules(
         f"{_A}.datasets": (
             "CreateInitialManifestFleursStage / CreateInitialManifestReadSpeechStage are not "
             "offered this round; read a local dataset with AudioDirectoryReader or a manifest"),
-        f"{_A}.io.convert": "AudioToDocumentStage is not offered this round",
     },
     shim={
         f"{_A}.segmentation": ("curator_audio",),
