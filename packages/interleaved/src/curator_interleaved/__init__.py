@@ -8,6 +8,7 @@ Parquet and WebDataset writers. Heavy libraries load only when used.
 
 from __future__ import annotations
 
+from curator_interleaved.dedup import InterleavedImageDuplicateRemovalStage, find_image_duplicates
 from curator_interleaved.filter import (
     InterleavedBlurFilterStage,
     InterleavedCLIPScoreFilterStage,
@@ -47,7 +48,8 @@ __all__ = [
     "InterleavedObelicsReaderStage", "InterleavedLanceReader", "InterleavedLanceReaderStage",
     "InterleavedParquetWriterStage", "InterleavedWebdatasetWriterStage",
     "PDFPartitioningStage", "PDFPreprocessStage", "PDFReader", "PDFReaderStage",
-    "materialize_task_binary_content",
+    "materialize_task_binary_content", "InterleavedImageDuplicateRemovalStage",
+    "find_image_duplicates",
 ]
 
 _LAZY = {"InterleavedLanceReader": "curator_interleaved.lance.reader",

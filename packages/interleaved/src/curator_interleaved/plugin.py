@@ -43,6 +43,9 @@ def curator_register(register: Register) -> None:
                 InterleavedQRCodeFilterStage, InterleavedImageToTextRatioFilterStage,
                 InterleavedCLIPScoreFilterStage):
         register(cls, modality="interleaved", kind="filter")
+    from curator_interleaved.dedup import InterleavedImageDuplicateRemovalStage
+
+    register(InterleavedImageDuplicateRemovalStage, modality="interleaved", kind="filter")
     register(PDFPartitioningStage, modality="interleaved", kind="reader")
     register(PDFPreprocessStage, modality="interleaved")
     register(InterleavedBatch, modality="interleaved", kind="task")
