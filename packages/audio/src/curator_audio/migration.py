@@ -28,7 +28,6 @@ MIGRATION_RULES = MigrationRules(
         f"{_A}.segmentation": (
             "SpeakerSeparationStage " + _NEMO_TOOLKIT + "; AudioDataFilterStage skips it with "
             "a warning"),
-        _A: "not offered this round: SpeakerSeparationStage (" + _NEMO_TOOLKIT + ")",
         f"{_A}.inference.speaker_diarization.pyannote": (
             "PyAnnoteDiarizationStage: pyannote.audio's gated hub pipeline "
             "(pyannote/speaker-diarization) needs a hub token and downloads at run time; not "
