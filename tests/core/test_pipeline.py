@@ -57,6 +57,15 @@ def test_first_stage_inputs_are_not_checked_and_empty_pipeline_fails():
         Pipeline("empty").build()
 
 
+def test_columns_the_first_stage_reads_are_there_for_the_stages_after_it():
+    # a pipeline run on given tasks (no reader): NeMo's Nemotron-CC tutorial filters first
+    p = Pipeline("p", stages=[Stage("Filter", reads=["text"], writes=["score"]),
+                              Stage("Rewrite", reads=["text", "score"])])
+    assert [s.name for s in p.build()] == ["Filter", "Rewrite"]
+    with pytest.raises(PipelineValidationError, match="'other'"):
+        Pipeline("p", stages=[Stage("Filter", reads=["text"]), Stage("X", reads=["other"])]).build()
+
+
 def test_duplicate_names_are_made_unique():
     built = Pipeline("p", stages=[Stage("S"), Stage("S"), Stage("T")]).build()
     assert [s.name for s in built] == ["S_1", "S_2", "T"]

@@ -134,6 +134,9 @@ class Pipeline:
                     f"stage {index} {stage.name!r} reads column {missing[0]!r}, which no earlier "
                     f"stage produces. Upstream produces: {have}. Add a stage that writes "
                     f"{missing[0]!r}, or change the stage's field parameter.")
+            if index == 0:  # run on given tasks: what the first stage reads is in the data
+                for col in cols:
+                    produced.setdefault(col, f"the input of {stage.name}")
             _, out_cols = stage.outputs()
             for col in out_cols:
                 if col == "*":
