@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 
 from curator_video.tasks import VideoMetadata
 
-__all__ = ["read_metadata", "open_decord", "read_frames", "read_all_frames_av", "video_windows",
-           "task_window", "window_frame_range", "DEFAULT_WINDOW_S"]
+__all__ = ["read_metadata", "open_decord", "read_frames", "read_all_frames_av", "FrameStream",
+           "video_windows", "task_window", "window_frame_range", "DEFAULT_WINDOW_S"]
 
 DEFAULT_WINDOW_S = 60.0
 """A video longer than this is read as windows of this many seconds, one task each."""
@@ -101,38 +102,82 @@ def read_frames(reader: Any, indices: list[int], chunk: int = 64) -> np.ndarray:
     return out
 
 
+class FrameStream:
+    """The frames of ``path`` from frame ``first`` on, scaled to ``width`` x ``height``
+    (bicubic, as ffmpeg's ``-s``) as ``(height, width, 3)`` uint8 RGB, decoded one at a time
+    with PyAV (which, unlike decord, scales to odd sizes such as TransNetV2's 48x27), so a
+    caller that reads to the end of a long video holds one frame at a time. ``fps``: the
+    stream's rate. Frame indices count from the first frame when ``first`` is 0 and come from
+    the timestamps otherwise (decoding starts at the key frame before ``first``). Use it as a
+    context manager (it closes the file)."""
+
+    def __init__(self, path: str, width: int, height: int, first: int = 0) -> None:
+        import av
+        import fsspec
+
+        self.width, self.height, self.first = width, height, first
+        self._file = fsspec.open(path, "rb").open()
+        try:
+            self._container = av.open(self._file)
+            self._stream = self._container.streams.video[0]
+        except Exception:
+            self._file.close()
+            raise
+        stream = self._stream
+        self.fps = float(stream.average_rate or stream.guessed_rate or 0)
+        self.duration = _duration(self._container, stream)
+        if first > 0 and self.fps > 0:
+            self._container.seek(int(first / self.fps / stream.time_base), stream=stream,
+                                 backward=True, any_frame=False)
+
+    def window_range(self, window: tuple[float, float] | None) -> tuple[int, int | None]:
+        """``[first, end)`` frame indices of ``window`` (see :func:`window_frame_range`);
+        ``end`` is ``None`` for the last window (and without one): up to the last frame."""
+        if window is None:
+            return 0, None
+        first = int(np.ceil(window[0] * self.fps - 1e-6))
+        last = window[1] >= self.duration - 1e-6
+        return first, None if last else int(np.ceil(window[1] * self.fps - 1e-6))
+
+    def __iter__(self) -> Iterator[tuple[int, np.ndarray]]:
+        """``(frame index, frame)`` pairs from frame ``first`` to the end."""
+        stream = self._stream
+        origin = stream.start_time or 0
+        for k, f in enumerate(self._container.decode(stream)):
+            if self.first > 0:
+                k = int(round(float((f.pts - origin) * stream.time_base) * self.fps))
+                if k < self.first:
+                    continue
+            yield k, f.to_ndarray(width=self.width, height=self.height, format="rgb24",
+                                  interpolation="BICUBIC")
+
+    def close(self) -> None:
+        self._container.close()
+        self._file.close()
+
+    def __enter__(self) -> FrameStream:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
 def read_all_frames_av(path: str, width: int, height: int,
                        window: tuple[float, float] | None = None) -> tuple[np.ndarray, float]:
-    """Every frame of ``path`` scaled to ``width`` x ``height`` (bicubic, as ffmpeg's ``-s``)
-    as ``(N, height, width, 3)`` uint8 RGB, and the stream's fps; decoded with PyAV, which
-    (unlike decord) scales to odd sizes such as TransNetV2's 48x27. With ``window``, only the
+    """Every frame of ``path`` scaled to ``width`` x ``height`` (:class:`FrameStream`) as
+    ``(N, height, width, 3)`` uint8 RGB, and the stream's fps. With ``window``, only the
     frames of :func:`window_frame_range` (decoding starts at the key frame before it)."""
-    import av
-    import fsspec
-
     frames = []
-    with fsspec.open(path, "rb") as fh:
-        with av.open(fh) as container:
-            stream = container.streams.video[0]
-            fps = float(stream.average_rate or stream.guessed_rate or 0)
-            first, end = 0, None
-            if window is not None:
-                first = int(np.ceil(window[0] * fps - 1e-6))
-                end = None if window[1] >= _duration(container, stream) - 1e-6 else \
-                    int(np.ceil(window[1] * fps - 1e-6))
-                if first > 0:
-                    container.seek(int(window[0] / stream.time_base), stream=stream,
-                                   backward=True, any_frame=False)
-            origin = stream.start_time or 0
-            for k, f in enumerate(container.decode(stream)):
-                if window is not None:
-                    k = int(round(float((f.pts - origin) * stream.time_base) * fps))
-                    if k < first:
-                        continue
-                    if end is not None and k >= end:
-                        break
-                frames.append(f.to_ndarray(width=width, height=height, format="rgb24",
-                                           interpolation="BICUBIC"))
+    first, end = 0, None
+    if window is not None:
+        with FrameStream(path, width, height) as probe:
+            first, end = probe.window_range(window)
+    with FrameStream(path, width, height, first) as stream:
+        fps = stream.fps
+        for k, frame in stream:
+            if end is not None and k >= end:
+                break
+            frames.append(frame)
     if not frames:
         raise ValueError(f"{path}: no frame could be decoded")
     return np.stack(frames), fps

@@ -138,7 +138,8 @@ class VideoReaderStage(CompositeStage[EmptyTask, VideoTask]):
     """Reads videos: lists the files under ``input_video_path`` (directory, glob or fsspec URL)
     and reads each one's metadata; corrupt or unsupported files are rejected with their error.
     A video longer than ``window_s`` is handed on as one task per window of ``window_s``
-    seconds, so memory does not grow with the video's length.
+    seconds, so memory does not grow with the video's length; the splitters give the same
+    clips as from the whole video (a shot crossing a window's edge is one clip).
 
     Args:
         input_video_path: directory, glob, URL or list of them.

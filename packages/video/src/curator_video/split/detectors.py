@@ -19,10 +19,18 @@ __all__ = ["SceneDetector", "HistogramSceneDetector", "histogram_differences"]
 class SceneDetector(ABC):
     """Finds shot boundaries in a sequence of frames.
 
-    ``setup()`` runs once per worker (load weights there); ``detect(frames, fps)`` gets all
-    frames ``(N, H, W, 3)`` uint8 of a video (downscaled) and returns the indices of the frames
-    that start a new shot (never 0).
+    ``setup()`` runs once per worker (load weights there); ``detect(frames, fps)`` gets the
+    frames ``(N, H, W, 3)`` uint8 of a video, or of a stretch of it (downscaled), and returns
+    the indices of the frames that start a new shot (never 0).
+
+    ``context_frames``: how many frames before a frame ``detect`` looks at to decide whether
+    that frame starts a shot. A window of a long video is then detected with that many frames
+    before it, and past its end only until its last shot ends, which gives the same shots as
+    the whole video. ``None`` (the default: unknown) hands ``detect`` the whole video in every
+    window's task (exact, but as slow and as large as reading the video whole).
     """
+
+    context_frames: int | None = None
 
     def setup(self) -> None:  # noqa: B027 - optional hook
         """Load models or weights (once per worker)."""
@@ -49,12 +57,15 @@ def histogram_differences(frames: np.ndarray, bins: int = 16) -> np.ndarray:
 @dataclass
 class HistogramSceneDetector(SceneDetector):
     """Content-based cuts: a new shot starts where the colour-histogram difference between
-    consecutive frames exceeds ``threshold`` (0-1).
+    consecutive frames exceeds ``threshold`` (0-1), unless it also does at one of the
+    ``min_scene_frames - 1`` frames before (a burst of changed frames is one cut, at its first
+    frame). A frame's decision reads the ``min_scene_frames`` frames before it
+    (``context_frames``).
 
     Args:
         threshold: histogram distance above which a frame starts a new shot.
         bins: histogram bins per colour channel.
-        min_scene_frames: ignore a cut closer than this to the previous one.
+        min_scene_frames: frames a cut must follow the previous changed frame by.
     """
 
     threshold: float = 0.35
@@ -66,10 +77,11 @@ class HistogramSceneDetector(SceneDetector):
             raise ConfigError(f"HistogramSceneDetector: threshold must be in (0, 1), got "
                               f"{self.threshold}")
 
+    @property
+    def context_frames(self) -> int:  # type: ignore[override]
+        return max(1, self.min_scene_frames)
+
     def detect(self, frames: np.ndarray, fps: float) -> list[int]:
-        diffs = histogram_differences(frames, self.bins)
-        cuts: list[int] = []
-        for i in np.flatnonzero(diffs > self.threshold) + 1:
-            if not cuts or i - cuts[-1] >= self.min_scene_frames:
-                cuts.append(int(i))
-        return cuts
+        changed = np.flatnonzero(histogram_differences(frames, self.bins) > self.threshold) + 1
+        gaps = np.diff(changed, prepend=-self.min_scene_frames)
+        return [int(i) for i in changed[gaps >= self.min_scene_frames]]

@@ -61,9 +61,14 @@ def decode_all_frames(stage: ProcessingStage, task: VideoTask, size: tuple[int, 
 class SceneCutSplitStage(ProcessingStage[VideoTask, VideoTask]):
     """Splits each video at shot boundaries: decodes it downscaled with decord (batched
     ``get_batch`` reads), asks the detector for the frames that start a new shot, and makes one
-    clip per shot. A long video read as windows (``VideoReaderStage(window_s=...)``) is
-    decoded one window per task, so a window's end also ends a shot. Shots longer than ``max_clip_length_s`` are cut into equal parts; shots
+    clip per shot. Shots longer than ``max_clip_length_s`` are cut into equal parts; shots
     shorter than ``min_clip_length_s`` are dropped. An undecodable video is rejected.
+
+    A long video read as windows (``VideoReaderStage(window_s=...)``) gives the same clips as
+    read whole: a window's task decodes its window with the detector's ``context_frames``
+    before it, makes the clips of the shots that start in it, and reads past its end only
+    until the last of those shots ends (a shot crossing a window's end is one clip, in the
+    window where it starts).
 
     Args:
         detector: ``"histogram"`` (content-based, see ``threshold``) or a ``SceneDetector``
@@ -116,19 +121,61 @@ class SceneCutSplitStage(ProcessingStage[VideoTask, VideoTask]):
         self._detector = det
 
     def process(self, task: VideoTask) -> VideoTask | None:
-        decoded = decode_all_frames(self, task, self.decode_size, self.batch_frames)
-        if decoded is None:
-            return None
-        frames, fps, first = decoded
+        import av  # noqa: F401 - a missing library fails the task, it is not a bad file
+        import decord  # noqa: F401
+
+        from curator_video.decode import open_decord, task_window, window_frame_range
+
         video = task.data
-        cuts = self._detector.detect(frames, fps)  # type: ignore[union-attr]
-        bounds = [first + k for k in (0, *cuts, len(frames))]
+        try:
+            reader = open_decord(video.input_path, *self.decode_size)
+            fps = float(reader.get_avg_fps())
+            first, end = window_frame_range(task_window(task), fps, len(reader))
+            fps = fps or video.metadata.fps
+            bounds = self._shot_bounds(reader, fps, first, end)
+        except Exception as exc:
+            self.reject(task, "undecodable video", record={"path": video.input_path},
+                        error=exc, source=video.input_path)
+            return None
         clips = []
         for a, b in zip(bounds[:-1], bounds[1:], strict=True):
             if (b - a) / fps >= self.min_clip_length_s - 1e-6:
                 clips += [Clip.from_span(video.input_path, s, e)
                           for s, e in self._parts(a / fps, b / fps)]
         return task.with_clips(clips)
+
+    def _shot_bounds(self, reader: Any, fps: float, first: int, end: int) -> list[int]:
+        """``[s1, s2, ..., e]``: the first frames of the shots that start in frames
+        ``[first, end)`` (a window of a long video, or all of it) and the end of the last one,
+        read past the window until that shot ends: the window's shots of the whole video."""
+        from curator_video.decode import read_frames
+
+        total = len(reader)
+        detector = self._detector
+        context = getattr(detector, "context_frames", None)
+
+        def cuts(lo: int, hi: int) -> list[int]:
+            frames = read_frames(reader, list(range(lo, hi)), self.batch_frames)
+            return [lo + c for c in detector.detect(frames, fps)]  # type: ignore[union-attr]
+
+        if context is None:  # the detector may read any frame before: the whole video
+            found = cuts(0, total)
+            starts = [c for c in [0, *found] if first <= c < end]
+            after = [c for c in found if c >= end]
+            return [*starts, after[0] if after and starts else total]
+        starts = [c for c in cuts(max(0, first - context), end) if c >= first]
+        starts = [0, *starts] if first == 0 else starts
+        if not starts or end >= total:
+            return [*starts, total] if starts else []
+        step = max(end - first, self.batch_frames)  # the last shot's end: read on
+        pos = end
+        while pos < total:
+            hi = min(total, pos + step)
+            later = [c for c in cuts(max(0, pos - context), hi) if c >= pos]
+            if later:
+                return [*starts, later[0]]
+            pos = hi
+        return [*starts, total]
 
     def _parts(self, start: float, end: float) -> list[tuple[float, float]]:
         if self.max_clip_length_s is None or end - start <= self.max_clip_length_s:
