@@ -53,7 +53,7 @@ PY
 touch "$tmp/pytest.ini"
 cd "$tmp"
 set +e
-PYTHONPATH="$here/nemo_shim" "$root/.venv/bin/python" -m pytest -q -rA -p no:randomly --import-mode=importlib \
+PYTHONPATH="$here/nemo_shim" "$root/.venv/bin/python" -m pytest -q -rA -p no:randomly --import-mode=importlib --continue-on-collection-errors \
   -p no:cacheprovider --rootdir "$tmp" "$@" "${files[@]}" > "$tmp/out.txt" 2>&1
 tail -n "${TAIL:-60}" "$tmp/out.txt"
 # -rA lines are "OUTCOME tests/..."; captured log lines also start with "ERROR ", so match the path
