@@ -57,9 +57,19 @@ class BaseInterleavedAnnotatorStage(ProcessingStage[InterleavedBatch, Interleave
         df = task.to_pandas().copy()
         if df.empty:
             return task
+        self.__dict__["_fetched"] = {}
         out = self.annotate(task, df)
+        fetched: dict[Any, bytes] = self.__dict__.pop("_fetched", {})
         if isinstance(task.data, pa.Table):  # Arrow in, Arrow out, reserved columns typed
             table = pa.Table.from_pandas(out, preserve_index=False)
+            if fetched and "binary_content" in table.column_names:
+                # bytes fetched for this stage stay with their rows: later stages and the
+                # writer do not read them again
+                have = table["binary_content"].to_pylist()
+                values = [fetched.get(i, have[k]) for k, i in enumerate(out.index)]
+                table = table.set_column(table.schema.get_field_index("binary_content"),
+                                         pa.field("binary_content", pa.large_binary()),
+                                         pa.array(values, pa.large_binary()))
             return task.derive(align_interleaved_table(table))  # type: ignore[return-value]
         return task.derive(out.reset_index(drop=True))  # type: ignore[return-value]
 
@@ -135,6 +145,7 @@ class BaseInterleavedFilterStage(BaseInterleavedAnnotatorStage):
         binary = column("binary_content")
         errors = column("materialize_error")
         need = [i for i in range(n) if binary[i] is None]
+        need_set = set(need)
         if need:
             refs_col = column("source_ref")
             refs = [InterleavedBatch.parse_source_ref(refs_col[i]) for i in need]
@@ -142,8 +153,11 @@ class BaseInterleavedFilterStage(BaseInterleavedAnnotatorStage):
             for i, data, err in zip(need, payloads, errs, strict=True):
                 binary[i] = data
                 errors[i] = None if data is not None else (errors[i] or err)
+        keep_fetched = self.__dict__.get("_fetched")
         for pos, idx in enumerate(indices):
             data = binary[pos]
+            if keep_fetched is not None and data is not None and pos in need_set:
+                keep_fetched[idx] = data
             if data is None:
                 self.mark_bad(idx, "image_unavailable", errors[pos] or "no source_ref")
             yield idx, (bytes(data) if data is not None else None)
