@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -79,6 +79,8 @@ class InterleavedImageDuplicateRemovalStage(BaseInterleavedFilterStage):
     removed rows to the rejected sink (kind ``filtered``, score ``exact`` / ``near``).
 
     Positions refer to the documents as read: put this stage before stages that renumber."""
+
+    binary_in_frame: ClassVar[bool] = False
 
     duplicates: list[Any] = field(default_factory=list)
     name: str = "interleaved_image_duplicate_removal"

@@ -53,25 +53,50 @@ class BaseInterleavedAnnotatorStage(ProcessingStage[InterleavedBatch, Interleave
     def annotate(self, task: InterleavedBatch, df: pd.DataFrame) -> pd.DataFrame:
         """The transformed rows."""
 
+    #: whether ``annotate`` sees ``binary_content`` in its frame (user subclasses: yes, as in
+    #: NeMo Curator). Curator's own filters read bytes through :meth:`iter_materialized_bytes`
+    #: and leave them in Arrow, so image bytes never make a pandas round trip.
+    binary_in_frame: ClassVar[bool] = True
+
     def process(self, task: InterleavedBatch) -> InterleavedBatch:
-        df = task.to_pandas().copy()
+        arrow = isinstance(task.data, pa.Table)
+        table = task.to_pyarrow() if arrow else None
+        lean = arrow and not self.binary_in_frame and "binary_content" in table.column_names
+        if lean:
+            self.__dict__["_binary"] = table["binary_content"]
+            df = table.drop_columns(["binary_content"]).to_pandas(types_mapper=pd.ArrowDtype)
+        else:
+            df = task.to_pandas().copy()
         if df.empty:
+            self.__dict__.pop("_binary", None)
             return task
         self.__dict__["_fetched"] = {}
-        out = self.annotate(task, df)
+        try:
+            out = self.annotate(task, df)
+        finally:
+            binary = self.__dict__.pop("_binary", None)
         fetched: dict[Any, bytes] = self.__dict__.pop("_fetched", {})
-        if isinstance(task.data, pa.Table):  # Arrow in, Arrow out, reserved columns typed
-            table = pa.Table.from_pandas(out, preserve_index=False)
-            if fetched and "binary_content" in table.column_names:
-                # bytes fetched for this stage stay with their rows: later stages and the
-                # writer do not read them again
-                have = table["binary_content"].to_pylist()
-                values = [fetched.get(i, have[k]) for k, i in enumerate(out.index)]
-                table = table.set_column(table.schema.get_field_index("binary_content"),
-                                         pa.field("binary_content", pa.large_binary()),
-                                         pa.array(values, pa.large_binary()))
-            return task.derive(align_interleaved_table(table))  # type: ignore[return-value]
-        return task.derive(out.reset_index(drop=True))  # type: ignore[return-value]
+        if not arrow:
+            return task.derive(out.reset_index(drop=True))  # type: ignore[return-value]
+        result = pa.Table.from_pandas(out, preserve_index=False)
+        if lean:
+            kept = binary.take(pa.array(np.asarray(out.index, dtype=np.int64)))
+            if fetched:
+                have = kept.to_pylist()
+                kept = pa.array([fetched.get(i, have[k]) for k, i in enumerate(out.index)],
+                                pa.large_binary())
+            at = table.schema.get_field_index("binary_content")
+            result = result.add_column(min(at, result.num_columns),
+                                       pa.field("binary_content", pa.large_binary()), kept)
+        elif fetched and "binary_content" in result.column_names:
+            # bytes fetched for this stage stay with their rows: later stages and the writer
+            # do not read them again
+            have = result["binary_content"].to_pylist()
+            values = [fetched.get(i, have[k]) for k, i in enumerate(out.index)]
+            result = result.set_column(result.schema.get_field_index("binary_content"),
+                                       pa.field("binary_content", pa.large_binary()),
+                                       pa.array(values, pa.large_binary()))
+        return task.derive(align_interleaved_table(result))  # type: ignore[return-value]
 
 
 @dataclass
@@ -142,7 +167,11 @@ class BaseInterleavedFilterStage(BaseInterleavedAnnotatorStage):
                 return [None] * n
             return [None if _is_na(v) else v for v in df.loc[indices, name].tolist()]
 
-        binary = column("binary_content")
+        stored = self.__dict__.get("_binary")
+        if stored is not None and "binary_content" not in df.columns:  # lean frame: from Arrow
+            binary = stored.take(pa.array(np.asarray(indices, dtype=np.int64))).to_pylist()
+        else:
+            binary = column("binary_content")
         errors = column("materialize_error")
         need = [i for i in range(n) if binary[i] is None]
         need_set = set(need)
@@ -226,6 +255,8 @@ class InterleavedAspectRatioFilterStage(BaseInterleavedFilterStage):
         min_aspect_ratio, max_aspect_ratio: the bounds (NeMo Curator's defaults 1.0 and 2.0).
         drop_invalid_rows, split: see :class:`BaseInterleavedFilterStage`.
     """
+
+    binary_in_frame: ClassVar[bool] = False
 
     min_aspect_ratio: float = 1.0
     max_aspect_ratio: float = 2.0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 import pandas as pd
@@ -38,6 +39,8 @@ class InterleavedBlurFilterStage(BaseInterleavedFilterStage):
         score_threshold: the minimum sharpness.
         drop_invalid_rows, split: see :class:`~curator_interleaved.stages.BaseInterleavedFilterStage`.
     """
+
+    binary_in_frame: ClassVar[bool] = False
 
     score_threshold: float = DEFAULT_BLUR_SCORE_THRESHOLD
     name: str = "interleaved_blur_filter"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -39,6 +39,8 @@ class InterleavedCLIPScoreFilterStage(BaseInterleavedFilterStage):
         num_gpus_per_worker: GPUs per worker (0, the default: CPU); CUDA is used when present.
         drop_invalid_rows, split: see :class:`~curator_interleaved.stages.BaseInterleavedFilterStage`.
     """
+
+    binary_in_frame: ClassVar[bool] = False
 
     model_dir: str | None = None
     min_score: float = DEFAULT_CLIP_MIN_SCORE

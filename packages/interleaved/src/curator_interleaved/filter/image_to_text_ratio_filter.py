@@ -4,6 +4,7 @@ word."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 import pandas as pd
@@ -30,6 +31,8 @@ class InterleavedImageToTextRatioFilterStage(BaseInterleavedFilterStage):
         min_ratio, max_ratio: the bounds (default 0 and infinity: keep all).
         drop_invalid_rows, split: see :class:`~curator_interleaved.stages.BaseInterleavedFilterStage`.
     """
+
+    binary_in_frame: ClassVar[bool] = False
 
     min_ratio: float = DEFAULT_IMAGE_TO_TEXT_MIN_RATIO
     max_ratio: float = DEFAULT_IMAGE_TO_TEXT_MAX_RATIO

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 import pandas as pd
@@ -46,6 +47,8 @@ class InterleavedQRCodeFilterStage(BaseInterleavedFilterStage):
         score_threshold: the largest QR-covered fraction kept (exclusive).
         drop_invalid_rows, split: see :class:`~curator_interleaved.stages.BaseInterleavedFilterStage`.
     """
+
+    binary_in_frame: ClassVar[bool] = False
 
     score_threshold: float = DEFAULT_QRCODE_SCORE_THRESHOLD
     name: str = "interleaved_qrcode_filter"
