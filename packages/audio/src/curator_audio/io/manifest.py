@@ -9,7 +9,7 @@ from typing import Any, ClassVar
 
 from curator import FileGroupTask, ProcessingStage, Task, stable_id
 from curator.errors import ConfigError
-from curator.io import atomic_write, expand_paths, get_fs, join_path
+from curator.io import atomic_write, expand_paths, get_fs, join_path, register_storage_options
 from curator.output_dir import DEFAULT_MODE, ManagedOutput, SaveMode, check_mode
 from curator.stages.base import StageIO
 
@@ -39,6 +39,9 @@ class ManifestReader(ProcessingStage[Task, AudioBatch]):
         records_per_task: records per task.
         filepath_key: the audio path field (NeMo: ``audio_filepath``).
         resolve_relative_paths: make relative audio paths relative to the manifest's folder.
+        manifest_path: NeMo's name for ``file_paths`` (either may be given, not both).
+        file_extensions: what a directory or glob is filtered by (NeMo's default).
+        storage_options: fsspec options for remote manifests (S3 credentials, endpoint).
     """
 
     file_paths: str | list[str] = ""
@@ -47,10 +50,20 @@ class ManifestReader(ProcessingStage[Task, AudioBatch]):
     filepath_key: str = "audio_filepath"
     resolve_relative_paths: bool = True
     name: str = "ManifestReader"
+    manifest_path: str | list[str] = ""
+    file_extensions: list[str] = field(default_factory=lambda: [".jsonl", ".json"])
+    storage_options: dict[str, Any] | None = None
     modality: ClassVar[str] = "audio"
     kind: ClassVar[str] = "reader"
 
     def __post_init__(self) -> None:
+        if self.manifest_path:
+            if self.file_paths and self.file_paths != self.manifest_path:
+                raise ConfigError(f"{self.name}: give file_paths or NeMo's manifest_path, not "
+                                  f"both ({self.file_paths!r} vs {self.manifest_path!r})")
+            self.file_paths = self.manifest_path
+        if self.storage_options:
+            register_storage_options(self.file_paths, self.storage_options)
         if not self.file_paths:
             raise ConfigError(f"{self.name}: file_paths is required (a manifest path, directory "
                               f"or glob)")
@@ -71,7 +84,7 @@ class ManifestReader(ProcessingStage[Task, AudioBatch]):
     def process_stream(self, task: Task) -> Iterator[list[AudioBatch]]:
         """The batches one at a time as the manifests are read, so a long manifest is never
         held whole (executors hand each on before the next is read)."""
-        for path in expand_paths(self.file_paths, extensions=[".json", ".jsonl"]):
+        for path in expand_paths(self.file_paths, extensions=self.file_extensions):
             for batch in self._read(path):
                 yield [batch]
 
