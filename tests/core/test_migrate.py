@@ -146,7 +146,7 @@ def test_import_module_forms() -> None:
     ("from nemo_curator.stages.image.filters.aesthetic_filter import ImageAestheticFilterStage",
      "curator_image", "ImageAestheticFilterStage"),
     ("from nemo_curator.tasks import ImageBatch", "curator_image", "ImageBatch"),
-    ("from nemo_curator.stages.audio.io.convert import AudioToDocumentStage", None,
+    ("from nemo_curator.stages.audio.io.convert import AudioToDocumentStage", "curator_audio",
      "AudioToDocumentStage"),
     ("from nemo_curator.tasks import AudioBatch", "curator_audio", "AudioBatch"),
     ("from nemo_curator.stages.audio.metrics.get_wer import GetPairwiseWerStage", "curator_audio",

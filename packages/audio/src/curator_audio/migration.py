@@ -23,11 +23,11 @@ MIGRATION_RULES = MigrationRules(
             "SpeakerSeparationStage: NeMo's SortFormer diarization model " + _NEMO_TOOLKIT
             + "; AudioDataFilterStage skips it with a warning"),
         f"{_A}.segmentation.speaker_separation_module": "speaker separation " + _NEMO_TOOLKIT,
-        # package keys: a class-name key would read as a module name to `curator migrate`;
-        # a key only explains names that do not resolve (everything else here does)
-        f"{_A}.segmentation": (
-            "SpeakerSeparationStage " + _NEMO_TOOLKIT + "; AudioDataFilterStage skips it with "
-            "a warning"),
+        # class keys (a capitalised last part names a class): the names NeMo exports it under
+        **{f"{module}.SpeakerSeparationStage": (
+            "SpeakerSeparationStage: NeMo's SortFormer diarization model " + _NEMO_TOOLKIT
+            + "; AudioDataFilterStage skips it with a warning")
+           for module in (_A, f"{_A}.segmentation", f"{_A}.segmentation.speaker_separation")},
         f"{_A}.inference.speaker_diarization.pyannote": (
             "PyAnnoteDiarizationStage: pyannote.audio's gated hub pipeline "
             "(pyannote/speaker-diarization) needs a hub token and downloads at run time; not "
@@ -64,6 +64,7 @@ MIGRATION_RULES = MigrationRules(
             "offered this round; read a local dataset with AudioDirectoryReader or a manifest"),
     },
     shim={
+        f"{_A}.io.convert": ("curator_audio.stages.convert",),
         f"{_A}.segmentation": ("curator_audio",),
         f"{_A}.segmentation.vad_segmentation": ("curator_audio.stages.vad_segmentation",),
         f"{_A}.preprocessing": ("curator_audio.stages.preprocessing",),
