@@ -16,18 +16,20 @@ __all__ = ["curator_migrate_rules", "curator_register_readers", "curator_registe
 
 @hookimpl
 def curator_register_readers(register: Register) -> None:
-    from curator_text.io import JsonlReader, ParquetReader
+    from curator_text.io import JsonlReader, LanceReader, ParquetReader
 
     register(JsonlReader, modality="text")
     register(ParquetReader, modality="text")
+    register(LanceReader, modality="text")  # pylance loads when it reads (curator-text[lance])
 
 
 @hookimpl
 def curator_register_writers(register: Register) -> None:
-    from curator_text.io import JsonlWriter, ParquetWriter
+    from curator_text.io import JsonlWriter, LanceWriter, ParquetWriter
 
     register(JsonlWriter, modality="text")
     register(ParquetWriter, modality="text")
+    register(LanceWriter, modality="text")
     from curator_text.tokenization import MegatronTokenizerWriter
 
     register(MegatronTokenizerWriter, modality="text")
