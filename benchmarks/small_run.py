@@ -13,6 +13,12 @@ Also the time of ``import curator_text`` (median of fresh interpreters, the bare
 start subtracted).
 
     uv run python benchmarks/small_run.py [--docs 100000] [--files 8] [--repeat 3] [--workdir …]
+                                          [--baseline OTHER/packages/core/src:OTHER/packages/text/src]
+
+Python's bytecode is written and used (``PYTHONDONTWRITEBYTECODE`` is dropped for the timed
+processes, and each script runs once untimed first): installed from wheels, every package comes
+with its bytecode compiled at install, while a workspace checkout run with that variable set
+would compile Curator's own sources at every start, a cost no installed user pays.
 
 The corpus is benchmarks/corpus.py's realistic one (100k documents, 259 MB in 8 files by
 default), generated once under ``--workdir``.
@@ -104,13 +110,15 @@ SCRIPTS = {"curator": CURATOR_SCRIPT, "orjson (2 processes)": ORJSON_SCRIPT,
            "polars": POLARS_SCRIPT}
 
 
-def time_process(args: list[str]) -> tuple[float, int, float]:
+def time_process(args: list[str], env: dict[str, str] | None = None
+                 ) -> tuple[float, int, float]:
     """Wall seconds, peak RSS (bytes, the process and all its children) and CPU seconds (user +
     system, children included: a figure a busy machine distorts less than the wall time) of
     ``args``."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    env = {k: v for k, v in (env or os.environ).items() if k != "PYTHONDONTWRITEBYTECODE"}
+    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
 
     def tree() -> list[int]:
         try:
@@ -128,10 +136,10 @@ def time_process(args: list[str]) -> tuple[float, int, float]:
     return wall, rss.peak, cpu
 
 
-def import_time(repeat: int) -> float:
+def import_time(repeat: int, env: dict[str, str] | None = None) -> float:
     """Median seconds of ``import curator_text`` in a fresh interpreter, minus its bare start."""
     def run(code: str) -> float:
-        return time_process([sys.executable, "-c", code])[0]
+        return time_process([sys.executable, "-c", code], env)[0]
 
     bare = statistics.median(run("pass") for _ in range(repeat))
     full = statistics.median(run("import curator_text") for _ in range(repeat))
@@ -144,6 +152,9 @@ def main() -> int:
     ap.add_argument("--files", type=int, default=8)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--workdir", default=os.path.join("benchmarks", "results", "small_run"))
+    ap.add_argument("--baseline", metavar="PYTHONPATH",
+                    help="also run the Curator script with this PYTHONPATH (another checkout's "
+                         "packages/core/src:packages/text/src), alternating with the others")
     args = ap.parse_args()
 
     raw = os.path.join(os.path.abspath(args.workdir), f"raw_{args.docs}_{args.files}")
@@ -157,12 +168,17 @@ def main() -> int:
               f"({time.perf_counter() - t:.0f} s, once)")
     mb = sum(os.path.getsize(os.path.join(raw, n)) for n in os.listdir(raw)
              if n.endswith(".jsonl")) / 2**20
-    scripts = {}
+    scripts, envs = {}, {}
     for name, body in SCRIPTS.items():
         path = os.path.join(args.workdir, f"{name.split()[0]}_script.py")
         with open(path, "w") as fh:
             fh.write(textwrap.dedent(body).lstrip())
         scripts[name] = path
+    baseline_env = None
+    if args.baseline:
+        baseline_env = {**os.environ, "PYTHONPATH": args.baseline}
+        scripts["curator (baseline)"] = scripts["curator"]
+        envs["curator (baseline)"] = baseline_env
 
     # the fixed cost alone: the same scripts on one file of 200 documents
     tiny = os.path.join(os.path.abspath(args.workdir), "raw_tiny")
@@ -177,6 +193,11 @@ def main() -> int:
     print(f"uptime load average at start: {os.getloadavg()[0]:.1f} ({os.cpu_count()} cores)")
     for label, src in ((f"{args.docs} documents, {mb:.0f} MB in {args.files} files", raw),
                        ("fixed cost: 200 documents in 1 file", tiny)):
+        for name, path in scripts.items():  # untimed: bytecode written, files in the page cache
+            out = os.path.join(args.workdir, f"out_{name.split()[0]}")
+            shutil.rmtree(out, ignore_errors=True)
+            time_process([sys.executable, path, src, out], envs.get(name))
+            shutil.rmtree(out, ignore_errors=True)
         times: dict[str, list[float]] = {n: [] for n in scripts}
         cpus: dict[str, list[float]] = {n: [] for n in scripts}
         peaks: dict[str, list[int]] = {n: [] for n in scripts}
@@ -184,7 +205,7 @@ def main() -> int:
             for name, path in scripts.items():
                 out = os.path.join(args.workdir, f"out_{name.split()[0]}")
                 shutil.rmtree(out, ignore_errors=True)
-                wall, peak, cpu = time_process([sys.executable, path, src, out])
+                wall, peak, cpu = time_process([sys.executable, path, src, out], envs.get(name))
                 times[name].append(wall)
                 cpus[name].append(cpu)
                 peaks[name].append(peak)
@@ -200,6 +221,9 @@ def main() -> int:
             if name != "curator":
                 print(f"  ratio {name} / curator: {median[name] / median['curator']:.2f}x")
     print(f"import curator_text: {import_time(max(args.repeat, 5)):.3f} s")
+    if baseline_env:
+        print(f"import curator_text (baseline): "
+              f"{import_time(max(args.repeat, 5), baseline_env):.3f} s")
     print(f"uptime load average at end: {os.getloadavg()[0]:.1f}")
     return 0
 
