@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -78,6 +79,59 @@ class ClipWriterStage(ManagedOutput, ProcessingStage[VideoTask, FileGroupTask]):
 
     def outputs(self):
         return ["data"], []
+
+    # NeMo Curator's path helpers, answering with the directories this writer really uses
+    @staticmethod
+    def _get_output_path(output_path: str, extra: str) -> str:
+        return output_path.rstrip("/") + "/" + extra.strip("/")
+
+    @staticmethod
+    def get_output_path_clips(output_path: str, *, filtered: bool = False) -> str:
+        """Directory of the clip MP4s (``clips``). ``filtered=True``: NeMo's ``filtered_clips``
+        directory, which Curator leaves empty: removed clips stay in ``video.filtered_clips``
+        and, with a filter's ``split=True``, go to the rejected sink."""
+        return ClipWriterStage._get_output_path(output_path,
+                                                "filtered_clips" if filtered else "clips")
+
+    @staticmethod
+    def get_output_path_previews(output_path: str) -> str:
+        """Directory of the clip thumbnails (``previews/{uuid}.jpg``)."""
+        return ClipWriterStage._get_output_path(output_path, "previews")
+
+    @staticmethod
+    def get_output_path_metas(output_path: str, version: str = "") -> str:
+        """Directory of the per-clip JSON records (``metas/{uuid}.json``). Curator does not
+        version this directory: ``version`` is accepted for NeMo compatibility and not used."""
+        return ClipWriterStage._get_output_path(output_path, "metas")
+
+    @staticmethod
+    def get_output_path_ce1_embd(output_path: str) -> str:
+        """Directory of the per-clip embeddings (``embeddings/{uuid}.npy``), whichever model
+        made them."""
+        return ClipWriterStage._get_output_path(output_path, "embeddings")
+
+    @staticmethod
+    def get_output_path_ce1_embd_parquet(output_path: str) -> str:
+        """Directory of the per-video embedding tables (``embeddings_parquet/{task_id}.parquet``,
+        columns ``id`` and ``embedding``)."""
+        return ClipWriterStage._get_output_path(output_path, EMBEDDINGS_PARQUET)
+
+    @staticmethod
+    def get_output_path_processed_videos(output_path: str) -> str:
+        """Directory of the per-video records: Curator's ``metadata/{task_id}.parquet`` tables
+        (one row per clip) take the place of NeMo's ``processed_videos`` JSON files."""
+        return ClipWriterStage._get_output_path(output_path, "metadata")
+
+    @staticmethod
+    def get_output_path_processed_clip_chunks(output_path: str) -> str:
+        """Curator keeps one task per video (no clip chunks): the same per-video
+        ``metadata`` tables as :meth:`get_output_path_processed_videos`."""
+        return ClipWriterStage._get_output_path(output_path, "metadata")
+
+    @staticmethod
+    def calculate_sha256(buffer: bytes) -> str:
+        """The SHA-256 hex digest of ``buffer``."""
+        return hashlib.sha256(buffer).hexdigest()
 
     def process(self, task: VideoTask) -> FileGroupTask:
         written: list[str] = []
