@@ -18,6 +18,10 @@ from curator_audio.stages.bandwidth import BandwidthEstimationStage
 from curator_audio.stages.base import AudioRecordStage
 from curator_audio.stages.compute_wer import ComputeWERStage
 from curator_audio.stages.convert import AudioToDocumentStage
+from curator_audio.stages.datasets import (
+    CreateInitialManifestFleursStage,
+    CreateInitialManifestReadSpeechStage,
+)
 from curator_audio.stages.decode import AudioDecodeStage, GetAudioDurationStage
 from curator_audio.stages.extract_segments import SegmentExtractionStage
 from curator_audio.stages.filters import PreserveByValueStage
@@ -53,6 +57,7 @@ __all__ = [
     "BandwidthEstimationStage", "BandFilterStage", "UTMOSFilterStage", "SIGMOSFilterStage",
     "AudioDataFilterStage", "ComputeWERStage", "WhisperHallucinationStage",
     "ALMDataBuilderStage", "ALMDataOverlapStage", "AudioToDocumentStage",
+    "CreateInitialManifestFleursStage", "CreateInitialManifestReadSpeechStage",
     "ASRModel", "register_asr_model", "get_asr_model", "registered_asr_models",
     "AudioDecodeError", "load_audio", "audio_info", "resample",
     "word_error_rate", "char_error_rate", "edit_distance", "normalize_text",

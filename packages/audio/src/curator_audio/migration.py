@@ -59,12 +59,13 @@ MIGRATION_RULES = MigrationRules(
             " SnippetExtractionStage, OverlapFilterStage, SnippetRepetitionFilterStage, "
             "SnippetManifestWriterStage, PretrainMetricsAggregatorStage) are not offered this "
             "round"),
-        f"{_A}.datasets": (
-            "CreateInitialManifestFleursStage / CreateInitialManifestReadSpeechStage are not "
-            "offered this round; read a local dataset with AudioDirectoryReader or a manifest"),
     },
     shim={
         f"{_A}.io.convert": ("curator_audio.stages.convert",),
+        f"{_A}.datasets.fleurs": ("curator_audio.stages.datasets",),
+        f"{_A}.datasets.fleurs.create_initial_manifest": ("curator_audio.stages.datasets",),
+        f"{_A}.datasets.readspeech": ("curator_audio.stages.datasets",),
+        f"{_A}.datasets.readspeech.create_initial_manifest": ("curator_audio.stages.datasets",),
         f"{_A}.segmentation": ("curator_audio",),
         f"{_A}.segmentation.vad_segmentation": ("curator_audio.stages.vad_segmentation",),
         f"{_A}.preprocessing": ("curator_audio.stages.preprocessing",),

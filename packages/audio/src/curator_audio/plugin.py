@@ -45,6 +45,10 @@ def curator_register(register: Register) -> None:
     from curator_audio.stages.bandwidth import BandwidthEstimationStage
     from curator_audio.stages.compute_wer import ComputeWERStage
     from curator_audio.stages.convert import AudioToDocumentStage
+    from curator_audio.stages.datasets import (
+        CreateInitialManifestFleursStage,
+        CreateInitialManifestReadSpeechStage,
+    )
     from curator_audio.stages.extract_segments import SegmentExtractionStage
     from curator_audio.stages.mos import SIGMOSFilterStage, UTMOSFilterStage
     from curator_audio.stages.preprocessing import (
@@ -60,7 +64,8 @@ def curator_register(register: Register) -> None:
                 SegmentConcatenationStage, TimestampMapperStage, SegmentExtractionStage,
                 BandwidthEstimationStage, BandFilterStage, UTMOSFilterStage, SIGMOSFilterStage,
                 AudioDataFilterStage, ComputeWERStage, WhisperHallucinationStage,
-                ALMDataBuilderStage, ALMDataOverlapStage, AudioToDocumentStage):
+                ALMDataBuilderStage, ALMDataOverlapStage, AudioToDocumentStage,
+                CreateInitialManifestFleursStage, CreateInitialManifestReadSpeechStage):
         register(cls, modality="audio")
     from curator_audio.tasks import AudioBatch
 
