@@ -204,6 +204,7 @@ def test_real_video_prefix_equals_the_wheel(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(3600)
 @pytest.mark.skipif(not os.environ.get("CURATOR_REAL_VIDEO_FULL"),
                     reason="the whole 212 s video runs the full network over 5301 frames "
                            "twice (minutes on 2 CPU cores): set CURATOR_REAL_VIDEO_FULL=1")
