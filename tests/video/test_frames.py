@@ -48,7 +48,7 @@ def test_undecodable_video_is_rejected(video_dir):
     assert [r.reason for r in stage.drain_rejected()] == ["undecodable video"]
 
 
-@pytest.mark.parametrize("kwargs", [{"target_fps": None}, {"num_frames": 0},
+@pytest.mark.parametrize("kwargs", [{"target_fps": 0}, {"num_frames": 0},
                                     {"target_res": (0, 5)}])
 def test_config_errors(kwargs):
     with pytest.raises(ValueError, match="ClipFrameExtractionStage"):

@@ -15,8 +15,13 @@ from curator_video.embed.stage import ClipEmbeddingStage
 from curator_video.embed.workflow import ClipSemanticDeduplicationWorkflow
 from curator_video.filters.aesthetic import ClipAestheticFilterStage
 from curator_video.filters.motion import MotionFilterStage
-from curator_video.frames import ClipFrameExtractionStage
-from curator_video.io.reader import VideoListStage, VideoMetadataStage, VideoReaderStage
+from curator_video.frames import ClipFrameExtractionStage, FrameExtractionPolicy, FramePurpose
+from curator_video.io.reader import (
+    VideoListStage,
+    VideoMetadataStage,
+    VideoReader,
+    VideoReaderStage,
+)
 from curator_video.io.writer import ClipWriterStage
 from curator_video.split.detectors import HistogramSceneDetector, SceneDetector
 from curator_video.split.fixed_stride import FixedStrideExtractorStage, FixedStrideSplitStage
@@ -27,11 +32,11 @@ from curator_video.transcode import ClipTranscodingStage
 
 __all__ = [
     "Clip", "Video", "VideoMetadata", "VideoTask",
-    "VideoReaderStage", "VideoListStage", "VideoMetadataStage",
+    "VideoReaderStage", "VideoReader", "VideoListStage", "VideoMetadataStage",
     "FixedStrideSplitStage", "FixedStrideExtractorStage", "SceneCutSplitStage",
     "TransNetV2ClipExtractionStage",
     "SceneDetector", "HistogramSceneDetector",
-    "ClipFrameExtractionStage", "MotionFilterStage", "ClipAestheticFilterStage",
+    "ClipFrameExtractionStage", "FrameExtractionPolicy", "FramePurpose", "MotionFilterStage", "ClipAestheticFilterStage",
     "ClipEmbedder", "FrameMeanClipEmbedder", "ClipEmbeddingStage", "ClipSemanticDedupStage",
     "ClipSemanticDeduplicationWorkflow",
     "CaptionGenerationStage", "ClipTranscodingStage", "ClipWriterStage",

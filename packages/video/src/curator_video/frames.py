@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import enum
+import logging
 import threading
 import uuid
 import weakref
@@ -16,7 +18,28 @@ from curator_video._config import coerce_numbers
 from curator_video.budget import DEFAULT_FRAME_BUDGET, FrameBudget
 from curator_video.tasks import Clip, VideoTask
 
-__all__ = ["ClipFrameExtractionStage", "clip_frame_indices", "BATCH_BYTES"]
+__all__ = ["ClipFrameExtractionStage", "clip_frame_indices", "BATCH_BYTES",
+           "FrameExtractionPolicy", "FramePurpose"]
+
+_log = logging.getLogger(__name__)
+
+
+class FrameExtractionPolicy(enum.Enum):
+    """Which frames of a clip to extract (NeMo Curator's enum): its ``first``, ``middle`` or
+    ``last`` frame, or a ``sequence`` sampled at the target fps."""
+
+    first = 0
+    middle = 1
+    last = 2
+    sequence = 3
+
+
+class FramePurpose(enum.Enum):
+    """What frames are extracted for (NeMo Curator's enum); the value is the sampling rate in
+    frames per second used when no ``target_fps`` is given."""
+
+    AESTHETICS = 1
+    EMBEDDINGS = 2
 
 BATCH_BYTES = 32 * 2**20
 """The most decoded bytes one ``get_batch`` call returns (decord's buffer and its NumPy copy
@@ -28,11 +51,18 @@ _BUDGETS: weakref.WeakValueDictionary[str, FrameBudget] = weakref.WeakValueDicti
 
 
 def clip_frame_indices(clip: Clip, fps: float, total: int, target_fps: float | None,
-                       num_frames: int | None) -> list[int]:
+                       num_frames: int | None,
+                       policy: FrameExtractionPolicy = FrameExtractionPolicy.sequence
+                       ) -> list[int]:
     """Source frame indices to sample from ``clip``: ``num_frames`` evenly spaced, or one every
-    ``1 / target_fps`` seconds (at least one frame)."""
+    ``1 / target_fps`` seconds (at least one frame); with a ``first``/``middle``/``last``
+    ``policy``, that one frame."""
     first = min(int(round(clip.span[0] * fps)), total - 1)
     last = max(first, min(int(round(clip.span[1] * fps)) - 1, total - 1))
+    single = {FrameExtractionPolicy.first: first, FrameExtractionPolicy.last: last,
+              FrameExtractionPolicy.middle: (first + last) // 2}
+    if policy in single:
+        return [single[policy]]
     if num_frames is not None:
         idx = np.linspace(first, last, num_frames)
     else:
@@ -53,7 +83,9 @@ class ClipFrameExtractionStage(ProcessingStage[VideoTask, VideoTask]):
     task; the decoder is released and the C heap trimmed after every task.
 
     Args:
-        target_fps: frames per second to sample (used when ``num_frames`` is ``None``).
+        target_fps: frames per second to sample (used when ``num_frames`` is ``None``;
+            ``None``: from ``extract_purposes``, else 2). NeMo's one-element list is accepted;
+            Curator keeps one frame set per clip, so several rates are a configuration error.
         num_frames: sample this many evenly spaced frames per clip instead.
         target_res: ``(width, height)`` to resize frames to (``None``: keep the source size).
         batch_frames: the most frames per ``get_batch`` call (fewer where they would hold more
@@ -61,14 +93,26 @@ class ClipFrameExtractionStage(ProcessingStage[VideoTask, VideoTask]):
         num_threads: decord decoding threads.
         frame_budget: bytes of decoded frames this stage's workers hold at once in one process
             (default 512 MiB; ``None``: no bound).
+        extraction_policies: NeMo's :class:`FrameExtractionPolicy` (one of them):
+            ``sequence`` (the default) or the ``first``/``middle``/``last`` frame of each clip.
+        extract_purposes: NeMo's :class:`FramePurpose` values; they set ``target_fps`` when it
+            is ``None`` (``AESTHETICS``: 1 fps, ``EMBEDDINGS``: 2 fps; several: the highest).
+        verbose: log the frames extracted per video.
+        num_cpus: NeMo's CPUs per worker: reserves them and decodes with as many threads.
+
+    ``target_res=(-1, -1)`` (NeMo's "keep the source size") is the same as ``None``.
     """
 
-    target_fps: float | None = 2.0
+    target_fps: float | list[float] | None = None
     num_frames: int | None = None
     target_res: tuple[int, int] | None = None
     batch_frames: int = 64
     num_threads: int = 1
     frame_budget: int | None = DEFAULT_FRAME_BUDGET
+    extraction_policies: tuple[FrameExtractionPolicy, ...] = (FrameExtractionPolicy.sequence,)
+    extract_purposes: tuple[FramePurpose, ...] | None = None
+    verbose: bool = False
+    num_cpus: int | None = None
     name: str = "ClipFrameExtractionStage"
     modality: ClassVar[str] = "video"
     # workers run copies of the stage (threads: deep copies; processes: unpickled): the copies
@@ -78,6 +122,7 @@ class ClipFrameExtractionStage(ProcessingStage[VideoTask, VideoTask]):
     _budget: FrameBudget | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        self._nemo_parameters()
         coerce_numbers(self, "target_fps")
         if self.num_frames is None and (self.target_fps is None or self.target_fps <= 0):
             raise ConfigError(f"{self.name}: set target_fps > 0 or num_frames >= 1")
@@ -91,6 +136,30 @@ class ClipFrameExtractionStage(ProcessingStage[VideoTask, VideoTask]):
         if self.frame_budget is not None and self.frame_budget < 1:
             raise ConfigError(f"{self.name}: frame_budget must be > 0 bytes or None, got "
                               f"{self.frame_budget}")
+
+    def _nemo_parameters(self) -> None:
+        """Turns NeMo's parameters into this stage's own (one policy, one fps, a size)."""
+        policies = tuple(FrameExtractionPolicy[p] if isinstance(p, str) else p
+                         for p in self.extraction_policies)
+        if len(policies) != 1:
+            raise ConfigError(f"{self.name}: Curator keeps one frame set per clip: pass one "
+                              f"extraction policy, got {policies}")
+        self.extraction_policies = policies
+        if isinstance(self.target_fps, list | tuple):
+            if len(set(self.target_fps)) != 1:
+                raise ConfigError(f"{self.name}: Curator keeps one frame set per clip: pass one "
+                                  f"target_fps, got {list(self.target_fps)}")
+            self.target_fps = self.target_fps[0]
+        if self.target_fps is None:
+            purposes = [FramePurpose[p] if isinstance(p, str) else p
+                        for p in self.extract_purposes or ()]
+            self.target_fps = float(max((p.value for p in purposes), default=2))
+        if self.target_res is not None and tuple(self.target_res) == (-1, -1):
+            self.target_res = None
+        if self.num_cpus is not None:
+            from curator.resources import Resources
+            self.resources = Resources(cpus=float(self.num_cpus))
+            self.num_threads = int(self.num_cpus)
 
     def __getstate__(self) -> dict[str, Any]:
         return {**self.__dict__, "_budget": None}  # found again by its key where it lands
@@ -134,8 +203,9 @@ class ClipFrameExtractionStage(ProcessingStage[VideoTask, VideoTask]):
             reader = open_decord(video.input_path, w, h, self.num_threads)
             total = len(reader)
             fps = float(reader.get_avg_fps()) or video.metadata.fps
-            per_clip = [clip_frame_indices(c, fps, total, self.target_fps, self.num_frames)
-                        for c in video.clips]
+            policy = self.extraction_policies[0]
+            per_clip = [clip_frame_indices(c, fps, total, self.target_fps, self.num_frames,
+                                           policy) for c in video.clips]
             wanted = sorted({i for idx in per_clip for i in idx})
             ticket = budget.acquire(len(wanted) * size)
             batch = max(1, min(self.batch_frames, BATCH_BYTES // size))
@@ -158,4 +228,7 @@ class ClipFrameExtractionStage(ProcessingStage[VideoTask, VideoTask]):
             contiguous = at == list(range(at[0], at[0] + len(at)))
             clip.frames = frames[at[0]:at[0] + len(at)] if contiguous else frames[at]
         budget.hold(ticket, [c.frames for c in video.clips])
+        if self.verbose:
+            _log.info("%s: %s: %d frames for %d clips", self.name, video.input_path, len(wanted),
+                      len(video.clips))
         return task

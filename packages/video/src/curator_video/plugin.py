@@ -22,7 +22,12 @@ def curator_register(register: Register) -> None:
     from curator_video.filters.aesthetic import ClipAestheticFilterStage
     from curator_video.filters.motion import MotionFilterStage
     from curator_video.frames import ClipFrameExtractionStage
-    from curator_video.io.reader import VideoListStage, VideoMetadataStage, VideoReaderStage
+    from curator_video.io.reader import (
+        VideoListStage,
+        VideoMetadataStage,
+        VideoReader,
+        VideoReaderStage,
+    )
     from curator_video.io.writer import ClipWriterStage
     from curator_video.split.fixed_stride import FixedStrideSplitStage
     from curator_video.split.scene import SceneCutSplitStage
@@ -32,7 +37,8 @@ def curator_register(register: Register) -> None:
     for cls in (VideoReaderStage, ClipWriterStage, MotionFilterStage, ClipAestheticFilterStage,
                 ClipEmbeddingStage, ClipSemanticDedupStage, VideoListStage, VideoMetadataStage,
                 FixedStrideSplitStage, SceneCutSplitStage, TransNetV2ClipExtractionStage,
-                ClipFrameExtractionStage, ClipTranscodingStage, CaptionGenerationStage):
+                ClipFrameExtractionStage, ClipTranscodingStage, CaptionGenerationStage,
+                VideoReader):
         register(cls, modality="video")
     register(ClipSemanticDeduplicationWorkflow, modality="video", kind="deduplicator")
     from curator_video.tasks import VideoTask

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -20,7 +21,10 @@ from curator_video._config import coerce_numbers
 from curator_video.decode import DEFAULT_WINDOW_S
 from curator_video.tasks import Video, VideoTask
 
-__all__ = ["VideoReaderStage", "VideoListStage", "VideoMetadataStage", "VIDEO_EXTENSIONS"]
+__all__ = ["VideoReaderStage", "VideoReader", "VideoListStage", "VideoMetadataStage",
+           "VIDEO_EXTENSIONS"]
+
+_log = logging.getLogger(__name__)
 
 VIDEO_EXTENSIONS = (".mp4", ".mov", ".mkv", ".avi", ".webm", ".m4v", ".mpg", ".mpeg", ".ts")
 
@@ -167,3 +171,44 @@ class VideoReaderStage(CompositeStage[EmptyTask, VideoTask]):
     def decompose(self) -> list[ProcessingStage]:
         return [VideoListStage(self.input_video_path, self.video_limit, self.extensions),
                 VideoMetadataStage(window_s=self.window_s)]
+
+
+@dataclass
+class VideoReader(CompositeStage[EmptyTask, VideoTask]):
+    """NeMo Curator's composite video reader, ``VideoReader(input_video_path, video_limit,
+    verbose)``: the same stages as :class:`VideoReaderStage` (list the videos, read each one's
+    metadata, windows of long videos), with NeMo's parameter order.
+
+    Args:
+        input_video_path: directory, glob, URL or list of them.
+        video_limit: keep only the first N videos (sorted by path); ``None`` for all.
+        verbose: log the stages the reader runs.
+        extensions: file name endings counted as videos.
+        window_s: seconds per task of a longer video (``None``: each video is one task).
+    """
+
+    input_video_path: str | list[str] = ""
+    video_limit: int | None = None
+    verbose: bool = False
+    extensions: tuple[str, ...] = field(default=VIDEO_EXTENSIONS)
+    window_s: float | None = DEFAULT_WINDOW_S
+    name: str = "VideoReader"
+    modality: ClassVar[str] = "video"
+    kind: ClassVar[str] = "reader"
+
+    def __post_init__(self) -> None:
+        self.extensions = tuple(self.extensions)
+        self.decompose()  # validates the parameters now, before any data is read
+
+    @property
+    def is_source(self) -> bool:
+        return True
+
+    def decompose(self) -> list[ProcessingStage]:
+        stages = VideoReaderStage(self.input_video_path, self.video_limit, self.extensions,
+                                  self.window_s).decompose()
+        if self.verbose:
+            _log.info("%s: %s over %r (video_limit=%s)", self.name,
+                      " -> ".join(s.name for s in stages), self.input_video_path,
+                      self.video_limit)
+        return stages
