@@ -11,6 +11,12 @@ from curator_audio.io.directory import AudioDirectoryReader
 from curator_audio.io.manifest import ManifestReader, ManifestWriterStage
 from curator_audio.metrics import char_error_rate, edit_distance, normalize_text, word_error_rate
 from curator_audio.stages.alm import ALMDataBuilderStage, ALMDataOverlapStage
+from curator_audio.stages.alm_pretrain import (
+    OverlapFilterStage,
+    ReadLongFormManifestStage,
+    SnippetCutPlannerStage,
+    SnippetRepetitionFilterStage,
+)
 from curator_audio.stages.asr import ASRStage
 from curator_audio.stages.audio_data_filter import AudioDataFilterStage
 from curator_audio.stages.band import BandFilterStage
@@ -58,6 +64,8 @@ __all__ = [
     "AudioDataFilterStage", "ComputeWERStage", "WhisperHallucinationStage",
     "ALMDataBuilderStage", "ALMDataOverlapStage", "AudioToDocumentStage",
     "CreateInitialManifestFleursStage", "CreateInitialManifestReadSpeechStage",
+    "ReadLongFormManifestStage", "OverlapFilterStage", "SnippetCutPlannerStage",
+    "SnippetRepetitionFilterStage",
     "ASRModel", "register_asr_model", "get_asr_model", "registered_asr_models",
     "AudioDecodeError", "load_audio", "audio_info", "resample",
     "word_error_rate", "char_error_rate", "edit_distance", "normalize_text",

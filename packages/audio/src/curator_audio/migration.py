@@ -54,11 +54,18 @@ MIGRATION_RULES = MigrationRules(
             "InverseTextNormalizationStage: nemo_text_processing installs here, but its "
             "inverse-normalisation grammars (pynini) compile for minutes at first use; not "
             "offered this round"),
-        f"{_A}.alm.pretrain": (
-            "the long-form pretraining stages (ReadLongFormManifestStage, SnippetCutPlannerStage,"
-            " SnippetExtractionStage, OverlapFilterStage, SnippetRepetitionFilterStage, "
-            "SnippetManifestWriterStage, PretrainMetricsAggregatorStage) are not offered this "
-            "round"),
+        **{f"{module}.{name}": (
+            f"{name}: the snippet extraction, per-replica manifest/metrics shards and their "
+            "merge are not offered this round; ReadLongFormManifestStage, OverlapFilterStage, "
+            "SnippetCutPlannerStage and SnippetRepetitionFilterStage are")
+           for module in (f"{_A}.alm.pretrain", f"{_A}.alm.pretrain.io",
+                          f"{_A}.alm.pretrain.extraction")
+           for name in ("SnippetExtractionStage", "SnippetManifestWriterStage",
+                        "PretrainMetricsAggregatorStage")},
+        **{f"{_A}.alm.pretrain.{module}": (
+            "the pretraining pipeline builder and output merge (build_audio_pretrain_pipeline, "
+            "prepare_/finalize_audio_pretrain_outputs) are not offered this round")
+           for module in ("pipeline", "finalize")},
     },
     shim={
         f"{_A}.io.convert": ("curator_audio.stages.convert",),
@@ -89,5 +96,8 @@ MIGRATION_RULES = MigrationRules(
         f"{_A}.alm": ("curator_audio.stages.alm",),
         f"{_A}.alm.alm_data_builder": ("curator_audio.stages.alm",),
         f"{_A}.alm.alm_data_overlap": ("curator_audio.stages.alm",),
+        f"{_A}.alm.pretrain": ("curator_audio.stages.alm_pretrain",),
+        f"{_A}.alm.pretrain.planning": ("curator_audio.stages.alm_pretrain.planning",),
+        f"{_A}.alm.pretrain.io": ("curator_audio.stages.alm_pretrain.reader",),
     },
 )

@@ -40,6 +40,12 @@ def curator_register(register: Register) -> None:
                 GetPairwiseWerStage):
         register(cls, modality="audio")
     from curator_audio.stages.alm import ALMDataBuilderStage, ALMDataOverlapStage
+    from curator_audio.stages.alm_pretrain import (
+        OverlapFilterStage,
+        ReadLongFormManifestStage,
+        SnippetCutPlannerStage,
+        SnippetRepetitionFilterStage,
+    )
     from curator_audio.stages.audio_data_filter import AudioDataFilterStage
     from curator_audio.stages.band import BandFilterStage
     from curator_audio.stages.bandwidth import BandwidthEstimationStage
@@ -65,7 +71,9 @@ def curator_register(register: Register) -> None:
                 BandwidthEstimationStage, BandFilterStage, UTMOSFilterStage, SIGMOSFilterStage,
                 AudioDataFilterStage, ComputeWERStage, WhisperHallucinationStage,
                 ALMDataBuilderStage, ALMDataOverlapStage, AudioToDocumentStage,
-                CreateInitialManifestFleursStage, CreateInitialManifestReadSpeechStage):
+                CreateInitialManifestFleursStage, CreateInitialManifestReadSpeechStage,
+                ReadLongFormManifestStage, OverlapFilterStage, SnippetCutPlannerStage,
+                SnippetRepetitionFilterStage):
         register(cls, modality="audio")
     from curator_audio.tasks import AudioBatch
 

@@ -1,0 +1,22 @@
+"""Long-form audio cut into snippets for audio-language-model pretraining (NeMo Curator's
+``stages/audio/alm/pretrain``): read a manifest of diarized long recordings, drop empty and
+overlapping segments, plan snippet cuts, drop repetitive snippets.
+
+Records carry their counters under ``_pretrain_long_form`` and the plan under
+``_snippet_plan`` (NeMo keeps the counters in the task's metadata, one record per task)."""
+
+from curator_audio.stages.alm_pretrain.planning import (
+    OverlapFilterStage,
+    SnippetCutPlannerStage,
+    SnippetRepetitionFilterStage,
+    filter_empty_segments,
+    find_overlapping_indices,
+    plan_snippets,
+    relativize_segments,
+)
+from curator_audio.stages.alm_pretrain.reader import ReadLongFormManifestStage
+from curator_audio.stages.alm_pretrain.utils import make_snippet_id, resolve_audio_path
+
+__all__ = ["ReadLongFormManifestStage", "OverlapFilterStage", "SnippetCutPlannerStage",
+           "SnippetRepetitionFilterStage", "filter_empty_segments", "find_overlapping_indices",
+           "plan_snippets", "relativize_segments", "make_snippet_id", "resolve_audio_path"]
