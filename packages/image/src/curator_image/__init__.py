@@ -7,13 +7,14 @@ deduplication. Heavy libraries (torch, transformers, webdataset, PIL) load only 
 from __future__ import annotations
 
 from curator_image.dedup.duplicates import DuplicateReport, find_image_duplicates
-from curator_image.dedup.removal import ImageDuplicateRemovalStage
+from curator_image.dedup.removal import ImageDuplicateRemovalStage, ImageDuplicatesRemovalStage
 from curator_image.dedup.workflow import ImageDedupResult, ImageSemanticDeduplicationWorkflow
 from curator_image.filters.score import (
                                          ImageAestheticFilterStage,
                                          ImageNSFWFilterStage,
                                          ImageScoreFilterStage,
 )
+from curator_image.io.convert import ConvertImageBatchToDocumentBatchStage
 from curator_image.io.reader import (
                                          ImageReaderStage,
                                          WebDatasetReaderStage,
@@ -30,7 +31,8 @@ __all__ = [
     "ImageReaderStage", "WebDatasetShardPartitionStage", "WebDatasetReaderStage",
     "ImageEmbeddingStage", "ImageScoreFilterStage", "ImageAestheticFilterStage",
     "ImageNSFWFilterStage", "ImageWriterStage",
-    "ImageDuplicateRemovalStage", "ImageSemanticDeduplicationWorkflow", "ImageDedupResult",
+    "ImageDuplicateRemovalStage", "ImageDuplicatesRemovalStage",
+    "ConvertImageBatchToDocumentBatchStage", "ImageSemanticDeduplicationWorkflow", "ImageDedupResult",
     "DuplicateReport", "find_image_duplicates",
     "ClipImageEmbedder", "AestheticScorer", "NSFWScorer",
 ]

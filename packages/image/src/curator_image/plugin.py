@@ -15,9 +15,10 @@ __all__ = ["curator_migrate_rules", "curator_register"]
 
 @hookimpl
 def curator_register(register: Register) -> None:
-    from curator_image.dedup.removal import ImageDuplicateRemovalStage
+    from curator_image.dedup.removal import ImageDuplicateRemovalStage, ImageDuplicatesRemovalStage
     from curator_image.dedup.workflow import ImageSemanticDeduplicationWorkflow
     from curator_image.filters.score import ImageAestheticFilterStage, ImageNSFWFilterStage
+    from curator_image.io.convert import ConvertImageBatchToDocumentBatchStage
     from curator_image.io.reader import (
         ImageReaderStage,
         WebDatasetReaderStage,
@@ -27,7 +28,8 @@ def curator_register(register: Register) -> None:
     from curator_image.stages.embedding import ImageEmbeddingStage
 
     for cls in (ImageReaderStage, WebDatasetReaderStage, ImageWriterStage, ImageAestheticFilterStage, ImageNSFWFilterStage,
-                ImageEmbeddingStage, ImageDuplicateRemovalStage):
+                ImageEmbeddingStage, ImageDuplicateRemovalStage, ImageDuplicatesRemovalStage,
+                ConvertImageBatchToDocumentBatchStage):
         register(cls, modality="image")
     register(WebDatasetShardPartitionStage, modality="image", kind="reader")  # lists shards
     register(ImageSemanticDeduplicationWorkflow, modality="image", kind="deduplicator")
