@@ -116,3 +116,61 @@ def test_repetition_filter_drops_repeating_snippets_with_a_local_tokenizer(tmp_p
     assert meta["filtered_repetition_texts"] == [("thank you " * 5).strip()]
     with pytest.raises(ConfigError, match="not a local directory"):
         SnippetRepetitionFilterStage(tokenizer_path="openai/whisper-large-v3").setup()
+
+
+def test_extraction_writer_and_metrics_on_generated_audio(tmp_path) -> None:
+    import io
+    import tarfile
+
+    import soundfile as sf
+    from curator_audio.stages.alm_pretrain import (
+        PretrainMetricsAggregatorStage,
+        SnippetExtractionStage,
+        SnippetManifestWriterStage,
+    )
+    from curator_audio.testing import tone, write_audio
+
+    write_audio(str(tmp_path / "long.wav"), tone(seconds=6.0, sr=24000), sr=24000)
+    (tmp_path / "broken.wav").write_bytes(b"RIFF....garbage")
+    rows = [{"id": "rec.1", "audio_filepath": "long.wav", "text": "",
+             "segments": [_seg(0.5, 1.5, "one"), _seg(1.6, 2.0, "two"), _seg(4.0, 5.0, "three")]},
+            {"id": "silent", "audio_filepath": "long.wav.none", "segments": [_seg(0, 1, "")]},
+            {"id": "broken", "audio_filepath": "broken.wav", "segments": [_seg(0, 1, "x")]}]
+    manifest = tmp_path / "m.jsonl"
+    manifest.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    [batch] = ReadLongFormManifestStage(input_manifest=str(manifest), audio_dir=str(tmp_path),
+                                        audio_path_resolution="relative").process(EmptyTask())
+    batch = OverlapFilterStage().process(batch)
+    batch = SnippetCutPlannerStage(max_duration_sec=2.0, max_segment_gap_in_snippet=1.0
+                                   ).process(batch)
+    tar_path = str(tmp_path / "out" / "audio.tar")
+    extract = SnippetExtractionStage(output_dir=str(tmp_path / "out"),
+                                     output_audio_tar_path=tar_path)
+    snippets = extract.process(batch)
+    assert [r.reason for r in extract.drain_rejected()] == ["undecodable_audio"]
+    assert [r["snippet_id"] for r in snippets.data] == ["rec_1-0_500-2_000", "rec_1-4_000-5_000",
+                                                        None]
+    first = snippets.data[0]
+    assert first["audio_filepath"] == "rec_1-0_500-2_000.flac" and first["text"] == "one two"
+    assert [(s["start"], s["end"]) for s in first["segments"]] == [(0.0, 1.0), (1.1, 1.5)]
+    with tarfile.open(f"{tar_path}.shard-{batch.task_id}.tar") as tar:
+        wave, sr = sf.read(io.BytesIO(tar.extractfile("rec_1-0_500-2_000.flac").read()))
+    assert sr == 16000 and len(wave) == 24000 and first["duration"] == 1.5
+
+    manifest_out = str(tmp_path / "out" / "snippets.jsonl")
+    for _ in range(2):  # a re-run replaces the shards, never appends
+        SnippetManifestWriterStage(output_path=manifest_out).process(snippets)
+    lines = open(f"{manifest_out}.shard-{batch.task_id}.jsonl").read().splitlines()
+    assert [json.loads(x)["snippet_id"] for x in lines] == ["rec_1-0_500-2_000",
+                                                            "rec_1-4_000-5_000"]
+    assert "_pretrain_long_form" not in json.loads(lines[0])
+    metrics_out = str(tmp_path / "out" / "metrics.jsonl")
+    PretrainMetricsAggregatorStage(output_path=metrics_out).process(snippets)
+    metrics = [json.loads(x) for x in open(f"{metrics_out}.shard-{batch.task_id}.jsonl")]
+    assert [(m["id"], m["is_stub"], m["out_segments"]) for m in metrics] == [
+        ("rec.1", False, 2), ("rec.1", False, 1), ("silent", True, 0)]
+    assert metrics[2]["dropped"]["empty"] == 1 and "filtered_texts" not in metrics[1]
+
+    dry = SnippetExtractionStage(output_dir=str(tmp_path / "dry"), output_audio_tar_path="",
+                                 dry_run=True).process(batch)
+    assert dry.data[0]["duration"] == 1.5 and not (tmp_path / "dry").exists()

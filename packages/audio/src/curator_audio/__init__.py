@@ -13,8 +13,11 @@ from curator_audio.metrics import char_error_rate, edit_distance, normalize_text
 from curator_audio.stages.alm import ALMDataBuilderStage, ALMDataOverlapStage
 from curator_audio.stages.alm_pretrain import (
     OverlapFilterStage,
+    PretrainMetricsAggregatorStage,
     ReadLongFormManifestStage,
     SnippetCutPlannerStage,
+    SnippetExtractionStage,
+    SnippetManifestWriterStage,
     SnippetRepetitionFilterStage,
 )
 from curator_audio.stages.asr import ASRStage
@@ -65,7 +68,8 @@ __all__ = [
     "ALMDataBuilderStage", "ALMDataOverlapStage", "AudioToDocumentStage",
     "CreateInitialManifestFleursStage", "CreateInitialManifestReadSpeechStage",
     "ReadLongFormManifestStage", "OverlapFilterStage", "SnippetCutPlannerStage",
-    "SnippetRepetitionFilterStage",
+    "SnippetRepetitionFilterStage", "SnippetExtractionStage", "SnippetManifestWriterStage",
+    "PretrainMetricsAggregatorStage",
     "ASRModel", "register_asr_model", "get_asr_model", "registered_asr_models",
     "AudioDecodeError", "load_audio", "audio_info", "resample",
     "word_error_rate", "char_error_rate", "edit_distance", "normalize_text",

@@ -54,17 +54,10 @@ MIGRATION_RULES = MigrationRules(
             "InverseTextNormalizationStage: nemo_text_processing installs here, but its "
             "inverse-normalisation grammars (pynini) compile for minutes at first use; not "
             "offered this round"),
-        **{f"{module}.{name}": (
-            f"{name}: the snippet extraction, per-replica manifest/metrics shards and their "
-            "merge are not offered this round; ReadLongFormManifestStage, OverlapFilterStage, "
-            "SnippetCutPlannerStage and SnippetRepetitionFilterStage are")
-           for module in (f"{_A}.alm.pretrain", f"{_A}.alm.pretrain.io",
-                          f"{_A}.alm.pretrain.extraction")
-           for name in ("SnippetExtractionStage", "SnippetManifestWriterStage",
-                        "PretrainMetricsAggregatorStage")},
         **{f"{_A}.alm.pretrain.{module}": (
-            "the pretraining pipeline builder and output merge (build_audio_pretrain_pipeline, "
-            "prepare_/finalize_audio_pretrain_outputs) are not offered this round")
+            "the pretraining pipeline builder and shard merge (build_audio_pretrain_pipeline, "
+            "prepare_/finalize_audio_pretrain_outputs) are not offered this round: chain the "
+            "stages yourself; the outputs are per-task shards <output>.shard-<task_id>.<ext>")
            for module in ("pipeline", "finalize")},
     },
     shim={
@@ -98,6 +91,8 @@ MIGRATION_RULES = MigrationRules(
         f"{_A}.alm.alm_data_overlap": ("curator_audio.stages.alm",),
         f"{_A}.alm.pretrain": ("curator_audio.stages.alm_pretrain",),
         f"{_A}.alm.pretrain.planning": ("curator_audio.stages.alm_pretrain.planning",),
-        f"{_A}.alm.pretrain.io": ("curator_audio.stages.alm_pretrain.reader",),
+        f"{_A}.alm.pretrain.io": ("curator_audio.stages.alm_pretrain.reader",
+                                  "curator_audio.stages.alm_pretrain.output"),
+        f"{_A}.alm.pretrain.extraction": ("curator_audio.stages.alm_pretrain.output",),
     },
 )

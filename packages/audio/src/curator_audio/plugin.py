@@ -42,8 +42,11 @@ def curator_register(register: Register) -> None:
     from curator_audio.stages.alm import ALMDataBuilderStage, ALMDataOverlapStage
     from curator_audio.stages.alm_pretrain import (
         OverlapFilterStage,
+        PretrainMetricsAggregatorStage,
         ReadLongFormManifestStage,
         SnippetCutPlannerStage,
+        SnippetExtractionStage,
+        SnippetManifestWriterStage,
         SnippetRepetitionFilterStage,
     )
     from curator_audio.stages.audio_data_filter import AudioDataFilterStage
@@ -73,7 +76,8 @@ def curator_register(register: Register) -> None:
                 ALMDataBuilderStage, ALMDataOverlapStage, AudioToDocumentStage,
                 CreateInitialManifestFleursStage, CreateInitialManifestReadSpeechStage,
                 ReadLongFormManifestStage, OverlapFilterStage, SnippetCutPlannerStage,
-                SnippetRepetitionFilterStage):
+                SnippetRepetitionFilterStage, SnippetExtractionStage, SnippetManifestWriterStage,
+                PretrainMetricsAggregatorStage):
         register(cls, modality="audio")
     from curator_audio.tasks import AudioBatch
 

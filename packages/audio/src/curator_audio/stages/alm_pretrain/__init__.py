@@ -5,6 +5,11 @@ overlapping segments, plan snippet cuts, drop repetitive snippets.
 Records carry their counters under ``_pretrain_long_form`` and the plan under
 ``_snippet_plan`` (NeMo keeps the counters in the task's metadata, one record per task)."""
 
+from curator_audio.stages.alm_pretrain.output import (
+    PretrainMetricsAggregatorStage,
+    SnippetExtractionStage,
+    SnippetManifestWriterStage,
+)
 from curator_audio.stages.alm_pretrain.planning import (
     OverlapFilterStage,
     SnippetCutPlannerStage,
@@ -18,5 +23,6 @@ from curator_audio.stages.alm_pretrain.reader import ReadLongFormManifestStage
 from curator_audio.stages.alm_pretrain.utils import make_snippet_id, resolve_audio_path
 
 __all__ = ["ReadLongFormManifestStage", "OverlapFilterStage", "SnippetCutPlannerStage",
-           "SnippetRepetitionFilterStage", "filter_empty_segments", "find_overlapping_indices",
+           "SnippetRepetitionFilterStage", "SnippetExtractionStage", "SnippetManifestWriterStage",
+           "PretrainMetricsAggregatorStage", "filter_empty_segments", "find_overlapping_indices",
            "plan_snippets", "relativize_segments", "make_snippet_id", "resolve_audio_path"]
