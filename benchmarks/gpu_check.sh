@@ -6,6 +6,10 @@
 # are compiled there. Runs every test marked `gpu` that needs no Ray cluster; prints pytest's
 # summary and leaves a JUnit report in $OUT.
 #   device run: bash benchmarks/gpu_check.sh      (carry: .whl)
+# .whl/ (ignored; 14 MB), made here with `pip download --no-deps --only-binary=:all:
+# --python-version 3.12 --platform manylinux2014_x86_64 --platform manylinux_2_28_x86_64 -d .whl`
+# of: soundfile cffi pycparser jiwer rapidfuzz ftfy wcwidth fasttext-numpy2-wheel num2words
+# pydantic pydantic-core annotated-types typing-inspection (versions as in uv.lock).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out="${OUT:-/tmp/gpu_check}"; mkdir -p "$out"

@@ -30,7 +30,7 @@ def _batch() -> DocumentBatch:
 
 
 def _run(clf) -> pa.Table:
-    return Pipeline("p", stages=[clf]).run(initial_tasks=[_batch()], summary=False)[0].data
+    return Pipeline("p", stages=[clf]).run(initial_tasks=[_batch()], summary=False)[0].to_pyarrow()
 
 
 def _model_stage_on(clf):
@@ -76,7 +76,7 @@ def test_quality_classifier_runs_on_cuda_and_matches_cpu(deberta_quality_dir,
     assert {p.device.type for p in stage.model.parameters()} == {"cuda"}
     dtypes: set = set()
     hook = stage.model.fc.register_forward_hook(lambda m, i, o: dtypes.add(o.dtype))
-    out = stage.process(tok.process(_batch())).data
+    out = stage.process(tok.process(_batch())).to_pyarrow()
     hook.remove()
     assert dtypes == {torch.float16 if autocast else torch.float32}  # autocast is (not) on
     assert torch.cuda.max_memory_allocated() > 0
@@ -103,7 +103,7 @@ def test_prompt_task_complexity_on_cuda_matches_cpu(prompt_complexity_dir) -> No
     tok, stage = _model_stage_on(PromptTaskComplexityClassifier(
         prompt_complexity_dir, resources=GPU, model_inference_batch_size=8))
     assert next(stage.model.parameters()).is_cuda
-    gpu = stage.process(tok.process(_batch())).data
+    gpu = stage.process(tok.process(_batch())).to_pyarrow()
     assert gpu.column_names == cpu.column_names
     for col in ("prompt_complexity_score", "reasoning", "creativity_scope", "task_type_prob"):
         np.testing.assert_allclose(gpu[col].to_pylist(), cpu[col].to_pylist(), atol=2e-2,
@@ -117,7 +117,7 @@ def test_hf_classifiers_on_cuda_match_cpu(hf_sentiment_dir, fineweb_edu_dir) -> 
     tok, stage = _model_stage_on(HFClassifier(hf_sentiment_dir, score_field="probs",
                                               resources=GPU))
     assert next(stage.model.parameters()).is_cuda
-    gpu = stage.process(tok.process(_batch())).data
+    gpu = stage.process(tok.process(_batch())).to_pyarrow()
     np.testing.assert_allclose(np.array(gpu["probs"].to_pylist()),
                                np.array(cpu["probs"].to_pylist()), atol=2e-2)
 
@@ -148,6 +148,6 @@ def test_text_embedder_on_cuda_matches_cpu(tmp_path) -> None:
     cpu = EmbeddingCreatorStage(model_dir=str(tmp_path), resources=CPU)
     gpu = EmbeddingCreatorStage(model_dir=str(tmp_path), resources=GPU)
     gpu.setup()
-    assert next(gpu._model.parameters()).is_cuda
+    assert next(gpu.model_stage.model.parameters()).is_cuda
     np.testing.assert_allclose(np.array(gpu.embed(texts)), np.array(cpu.embed(texts)),
                                atol=1e-3)
