@@ -19,6 +19,11 @@ MIGRATION_RULES = MigrationRules(
         ("nemo_curator.utils", ("curator_audio",)),
     ),
     not_offered={
+        **{f"{module}.AudioTask": (
+            "AudioTask (NeMo: one manifest record per task, `data` a dict) is not offered: "
+            "curator-audio's stages take AudioBatch (`data` a list of record dicts, many per "
+            "task); build AudioBatch(data=[record, ...]) and read `task.data[i]` for "
+            "`task.data`") for module in ("nemo_curator.tasks", "nemo_curator.tasks.audio_task")},
         f"{_A}.segmentation.speaker_separation": (
             "SpeakerSeparationStage: NeMo's SortFormer diarization model " + _NEMO_TOOLKIT
             + "; AudioDataFilterStage skips it with a warning"),
