@@ -235,7 +235,8 @@ def test_config_keys_are_checked():
         XennaExecutor(config={"cpu_allocation_percentage": 1.5})
     with pytest.raises(ValueError, match="monitoring_verbosity_level"):
         XennaExecutor(config={"monitoring_verbosity_level": "LOUD"})
-    with pytest.raises(ValueError, match="ignore_failures is not supported.*rejected sink"):
+    # NeMo's docs pass it: accepted, and the warning says where failed tasks go instead
+    with pytest.warns(UserWarning, match="ignore_failures has no effect.*rejected sink"):
         XennaExecutor(config={"ignore_failures": True})
     with pytest.raises(ValueError, match="ignore_head_node"):
         XennaExecutor(ignore_head_node=True)

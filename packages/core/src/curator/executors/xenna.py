@@ -12,6 +12,7 @@ import os
 import threading
 import time
 import uuid
+import warnings
 from collections import defaultdict, deque
 from dataclasses import replace
 from typing import Any
@@ -229,8 +230,8 @@ class XennaExecutor(RayExecutorBase):
     dashboard, and ``RAY_EXPERIMENTAL_NOSET_CUDA_VISIBLE_DEVICES=1`` for GPU stages
     (:class:`XennaRayClient`); it has no teardown hook, so stages' ``teardown()`` does not run.
     Config keys (NeMo Curator's, plus the Ray executors'):
-    :class:`~curator.executors.config.XennaConfig` (``ignore_head_node`` and ``ignore_failures``
-    are errors); behaviour: ``docs/executors.md``.
+    :class:`~curator.executors.config.XennaConfig` (``ignore_head_node`` is an error;
+    ``ignore_failures`` has no effect, with a warning); behaviour: ``docs/executors.md``.
     """
 
     name = "xenna"
@@ -240,9 +241,13 @@ class XennaExecutor(RayExecutorBase):
 
     def __init__(self, config: dict[str, Any] | None = None, **kwargs: Any) -> None:
         if "ignore_failures" in {**(config or {}), **kwargs}:
-            raise ValueError("XennaExecutor: config ignore_failures is not supported: a task that "
-                             "raises is retried max_retries times, then kept whole in the "
-                             "rejected sink and the run is not ok; the other tasks go on")
+            # NeMo's switch between "drop failed tasks" and "stop the run": ours does neither
+            config = {k: v for k, v in (config or {}).items() if k != "ignore_failures"}
+            kwargs.pop("ignore_failures", None)
+            warnings.warn("XennaExecutor: config ignore_failures has no effect in Curator: a task "
+                          "that raises is retried max_retries times, then kept whole in the "
+                          "rejected sink and the run is not ok; the other tasks go on",
+                          UserWarning, stacklevel=2)
         super().__init__(config, **kwargs)
 
     def setting(self, key: str) -> Any:
