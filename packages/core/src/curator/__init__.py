@@ -26,7 +26,8 @@ __version__ = "0.1.0"
 _EXPORTS: dict[str, str] = {
     # tasks, stages, resources, pipeline
     "Task": "curator.tasks", "FileGroupTask": "curator.tasks", "EmptyTask": "curator.tasks",
-    "EMPTY_TASK": "curator.tasks", "StagePerf": "curator.tasks", "stable_id": "curator.tasks",
+    "EMPTY_TASK": "curator.tasks", "StagePerf": "curator.tasks",
+    "TaskPerfUtils": "curator.tasks", "stable_id": "curator.tasks",
     "Resources": "curator.resources",
     "ProcessingStage": "curator.stages.base", "CompositeStage": "curator.stages.base",
     "StageIO": "curator.stages.base", "get_stage_class": "curator.stages.base",
@@ -34,7 +35,7 @@ _EXPORTS: dict[str, str] = {
     "FilterStage": "curator.stages.filter",
     "ensure_setup": "curator.stages.lifecycle", "release_stage": "curator.stages.lifecycle",
     "NodeInfo": "curator.stages.node_info", "WorkerMetadata": "curator.stages.node_info",
-    "Pipeline": "curator.pipeline",
+    "Pipeline": "curator.pipeline", "create_pipeline_from_yaml": "curator.spec",
     # executors and results
     "BaseExecutor": "curator.executors.base", "RunContext": "curator.executors.base",
     "RunResult": "curator.executors.base", "PipelineFailedError": "curator.errors",

@@ -29,6 +29,7 @@ import copy
 import difflib
 import inspect
 import json
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +45,8 @@ from curator.resources import Resources
 from curator.stages.base import ProcessingStage
 
 __all__ = ["COMPONENT_KEYS", "MAX_ALIAS_EXPANSION", "load_spec", "apply_overrides",
-           "pipeline_from_spec", "executor_from_spec", "build_component", "check_parameter_types"]
+           "pipeline_from_spec", "executor_from_spec", "build_component", "check_parameter_types",
+           "create_pipeline_from_yaml"]
 
 COMPONENT_KEYS: tuple[str, ...] = ("stage", *(k.name for k in KINDS if k.spec_key
                                               and k.name not in ("stage", "executor")))
@@ -299,3 +301,53 @@ def run_options(spec: dict[str, Any]) -> dict[str, Any]:
     if unknown:
         raise ConfigError(f"spec run: unknown keys {sorted(unknown)}; allowed {sorted(_RUN_KEYS)}")
     return opts
+
+
+def _from_hydra(value: Any, where: str) -> Any:
+    """NeMo's Hydra form (``{_target_: a.b.Name, ...}``) in this module's form
+    (``{stage: Name, ...}``): the class is looked up among the registered names by the last part
+    of ``_target_``, so a config still imports nothing."""
+    if isinstance(value, list):
+        return [_from_hydra(v, f"{where}[{i}]") for i, v in enumerate(value)]
+    if not isinstance(value, dict):
+        return value
+    out = {k: _from_hydra(v, f"{where}.{k}") for k, v in value.items() if k != "_target_"}
+    if "_target_" not in value:
+        return out
+    extra = sorted(k for k in out if k.startswith("_") and k.endswith("_"))
+    if extra:
+        raise ConfigError(f"{where}: Hydra keys {extra} are not supported; give the component's "
+                          f"parameters directly")
+    if "resources" in out and isinstance(out["resources"], dict):
+        out.setdefault("with", {})["resources"] = out.pop("resources")
+    return {"stage": str(value["_target_"]).rsplit(".", 1)[-1], **out}
+
+
+def create_pipeline_from_yaml(cfg: Any, *, log_config: bool = True) -> Pipeline | Any:
+    """NeMo Curator's ``create_pipeline_from_yaml``: a :class:`Pipeline` from a config with
+    ``stages`` (each ``{_target_: ..., **params}``, ``resources`` applied with ``.with_()``),
+    or the one component of ``workflow`` (a one-item list). ``cfg`` is a mapping or an
+    OmegaConf ``DictConfig``. Unlike Hydra, ``_target_`` is not imported: its last part must
+    be a registered name (``curator list``), so a config cannot run arbitrary code."""
+    if not isinstance(cfg, dict) and hasattr(cfg, "_get_node"):  # an OmegaConf DictConfig
+        from omegaconf import OmegaConf
+        cfg = OmegaConf.to_container(cfg, resolve=True)
+    if not isinstance(cfg, dict):
+        raise ConfigError(f"create_pipeline_from_yaml: expected a mapping or DictConfig, got "
+                          f"{type(cfg).__name__}")
+    if log_config:
+        logging.getLogger(__name__).info("pipeline config: %s", json.dumps(cfg, default=str))
+    if "stages" in cfg and "workflow" in cfg:
+        raise ConfigError("create_pipeline_from_yaml: the config defines both stages and "
+                          "workflow; define one of them")
+    if "stages" in cfg:
+        return pipeline_from_spec({"name": "yaml_pipeline",
+                                   "description": "Create and execute a pipeline from a YAML file",
+                                   "stages": _from_hydra(list(cfg["stages"]), "stages")})
+    if "workflow" in cfg:
+        if len(cfg["workflow"]) != 1:
+            raise ConfigError("create_pipeline_from_yaml: define exactly one workflow")
+        return build_component(_from_hydra(cfg["workflow"][0], "workflow[0]"),
+                               where="workflow[0]")
+    raise ConfigError("create_pipeline_from_yaml: the config has neither stages nor workflow; "
+                      "define stages to add to a pipeline or one workflow to run")

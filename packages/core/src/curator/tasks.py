@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 __all__ = ["Task", "FileGroupTask", "EmptyTask", "StagePerf", "EMPTY_TASK", "stable_id",
-           "get_deterministic_hash"]
+           "get_deterministic_hash", "TaskPerfUtils"]
 
 T = TypeVar("T")
 
@@ -299,3 +299,74 @@ EMPTY_TASK = EmptyTask(task_id="0", dataset_name="", data=None)
 def new_task_id() -> str:
     """A random task id, for tasks that have no deterministic source (tests, ad-hoc input)."""
     return uuid.uuid4().hex[:16]
+
+
+class TaskPerfUtils:
+    """NeMo Curator's helpers that aggregate the :class:`StagePerf` records output tasks carry
+    (``task.stage_perf``). ``tasks``: a list of tasks (a run's result), a mapping of pipeline
+    name to tasks (or ``{"pipeline_tasks": {...}}``), an object with ``pipeline_tasks``, or
+    ``None``. A record shared by several tasks (a stage that fanned out) counts once."""
+
+    @staticmethod
+    def _normalize_pipeline_tasks(tasks: Any) -> dict[str, list[Task]]:
+        if tasks is None:
+            return {"": []}
+        if isinstance(tasks, list):
+            return {"": list(tasks)}
+        source = getattr(tasks, "pipeline_tasks", tasks)
+        if isinstance(source, dict) and isinstance(source.get("pipeline_tasks"), dict):
+            source = source["pipeline_tasks"]
+        if not isinstance(source, dict):
+            raise TypeError("tasks must be a list of tasks, a mapping of pipeline name -> tasks, "
+                            "a workflow result dict or an object with pipeline_tasks")
+        out = {str(name): ([] if ts is None else [ts] if isinstance(ts, Task) else list(ts))
+               for name, ts in source.items()}
+        return out or {"": []}
+
+    @staticmethod
+    def collect_stage_metrics(tasks: Any) -> dict[str, dict[str, Any]]:
+        """``{stage: {metric: numpy array of the values}}`` over the tasks' records (built-in
+        metrics and custom ones as ``custom.<name>``)."""
+        import numpy as np
+
+        found: dict[str, dict[str, list[float]]] = {}
+        seen: set[int] = set()
+        for group in TaskPerfUtils._normalize_pipeline_tasks(tasks).values():
+            for task in group:
+                for perf in task.stage_perf or []:
+                    if id(perf) in seen:
+                        continue
+                    seen.add(id(perf))
+                    metrics = found.setdefault(perf.stage, {})
+                    for metric, value in perf.items():
+                        metrics.setdefault(metric, []).append(float(value))
+        return {stage: {m: np.asarray(v, dtype=float) for m, v in metrics.items()}
+                for stage, metrics in found.items()}
+
+    @staticmethod
+    def aggregate_task_metrics(tasks: Any, prefix: str | None = None) -> dict[str, float]:
+        """``{"<stage>_<metric>_<sum|mean|std>": value}``; keys start with ``prefix`` (and the
+        pipeline's name when there are several pipelines)."""
+        import numpy as np
+
+        out: dict[str, float] = {}
+        groups = TaskPerfUtils._normalize_pipeline_tasks(tasks)
+        for pipeline, group in groups.items():
+            if prefix:
+                head = f"{prefix}_{pipeline}" if pipeline else prefix
+            else:
+                head = pipeline if pipeline and len(groups) > 1 else None
+            for stage, metrics in TaskPerfUtils.collect_stage_metrics(group).items():
+                name = stage if head is None else f"{head}_{stage}"
+                for metric, values in metrics.items():
+                    for agg, fn in (("sum", np.sum), ("mean", np.mean), ("std", np.std)):
+                        out[f"{name}_{metric}_{agg}"] = float(fn(values)) if len(values) else 0.0
+        return out
+
+    @staticmethod
+    def get_aggregated_stage_stat(tasks: Any, stage_prefix: str, stat: str) -> float:
+        """The sum of ``stat`` (e.g. ``num_items_processed``, ``process_time``) over the stages
+        whose name starts with ``stage_prefix``; 0.0 when none match."""
+        return sum(float(values.sum())
+                   for stage, metrics in TaskPerfUtils.collect_stage_metrics(tasks).items()
+                   if stage.startswith(stage_prefix) and (values := metrics.get(stat)) is not None)
