@@ -45,3 +45,13 @@ def test_each_audio_batch_its_own_document_batch_and_empty_input() -> None:
                                _batch([{"audio_filepath": "/b.wav"}], "b")])
     assert [d.dataset_name for d in out] == ["a", "b"]
     assert [list(d.data["audio_filepath"]) for d in out] == [["/a.wav"], ["/b.wav"]]
+
+
+def test_a_text_filter_runs_on_the_transcripts() -> None:
+    from curator_text import ScoreFilter, WordCountFilter
+
+    recs = [{"audio_filepath": "/a.wav", "text": "one two three four"},
+            {"audio_filepath": "/b.wav", "text": "hi"}]
+    [doc] = AudioToDocumentStage().process_batch([_batch(recs)])
+    kept = ScoreFilter(WordCountFilter(min_words=3), text_field="text").process(doc)
+    assert list(kept.to_pandas()["audio_filepath"]) == ["/a.wav"]
