@@ -174,3 +174,30 @@ def test_extraction_writer_and_metrics_on_generated_audio(tmp_path) -> None:
     dry = SnippetExtractionStage(output_dir=str(tmp_path / "dry"), output_audio_tar_path="",
                                  dry_run=True).process(batch)
     assert dry.data[0]["duration"] == 1.5 and not (tmp_path / "dry").exists()
+
+
+def test_the_pretraining_stages_chain_in_a_pipeline(tmp_path) -> None:
+    from curator import LocalExecutor, Pipeline
+    from curator_audio.stages.alm_pretrain import (
+        PretrainMetricsAggregatorStage,
+        SnippetExtractionStage,
+        SnippetManifestWriterStage,
+    )
+    from curator_audio.testing import tone, write_audio
+
+    write_audio(str(tmp_path / "a.wav"), tone(seconds=3.0))
+    manifest = tmp_path / "m.jsonl"
+    manifest.write_text(json.dumps({"id": "a", "audio_filepath": "a.wav",
+                                    "segments": [_seg(0.5, 2.0, "hi there")]}) + "\nbad\n")
+    out = tmp_path / "out"
+    result = Pipeline("pretrain", stages=[
+        ReadLongFormManifestStage(input_manifest=str(manifest), audio_dir=str(tmp_path)),
+        OverlapFilterStage(), SnippetCutPlannerStage(),
+        SnippetExtractionStage(output_dir=str(out), output_audio_tar_path=str(out / "a.tar")),
+        SnippetManifestWriterStage(output_path=str(out / "snippets.jsonl")),
+        PretrainMetricsAggregatorStage(output_path=str(out / "metrics.jsonl")),
+    ]).run(LocalExecutor(num_workers=1), summary=False)
+    assert result.ok and result.rejected.counts == {"ReadLongFormManifest": 1}
+    [shard] = out.glob("snippets.jsonl.shard-*.jsonl")
+    assert json.loads(shard.read_text())["snippet_id"] == "a-0_500-2_000"
+    assert len(list(out.glob("a.tar.shard-*.tar"))) == 1
