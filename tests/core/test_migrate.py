@@ -76,6 +76,11 @@ def test_a_plugin_adds_mappings_and_reasons_without_editing_core() -> None:
     assert res.text.splitlines()[0] == "from json import dumps, JSONDecoder as Decoder"
     assert [str(u) for u in res.unmapped] == [
         "w.py:2: nemo_curator.stages.widgets.gpu.Fast (needs a GPU widget)"]
+    with use_registry(registry):  # a not-offered module is reported, never imported as another
+        res = migrate_source("from nemo_curator.stages.widgets import gpu\n"
+                             "import nemo_curator.stages.widgets.gpu as g\n", "w.py")
+    assert "json" not in res.text
+    assert [u.reason for u in res.unmapped] == ["needs a GPU widget"] * 2
 
 
 def test_a_plugin_returning_something_else_is_refused_with_what_to_return() -> None:

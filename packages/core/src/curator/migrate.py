@@ -105,7 +105,10 @@ def not_offered(name: str) -> str:
 
 
 def resolve_module(nemo_module: str) -> str | None:
-    """The Curator module standing for the NeMo module ``nemo_module`` (its modality's package)."""
+    """The Curator module standing for the NeMo module ``nemo_module`` (its modality's package);
+    None for a module a package declares not offered."""
+    if rules().why_not_offered(nemo_module):
+        return None
     mods = rules().candidates(nemo_module)
     return mods[0] if mods else None
 

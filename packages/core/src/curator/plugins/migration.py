@@ -83,11 +83,11 @@ class MergedRules:
         return self.not_offered[best] if best else ""
 
     def nemo_module_names(self) -> frozenset[str]:
-        """Every component of every NeMo module the rules name (``client``, ``synthetic``); a
-        capitalised last part of a ``not_offered`` key is a class, not a module."""
+        """Every component of every NeMo module the rules name (``client``, ``synthetic``). The
+        last part of a ``not_offered`` key may be a class or function, so only its parents
+        count (a not-offered module itself is reported, not imported)."""
         keys = [p for p, _ in self.modules] + list(self.shim)
-        keys += [k.rsplit(".", 1)[0] if k.rsplit(".", 1)[-1][:1].isupper() else k
-                 for k in self.not_offered]
+        keys += [k.rsplit(".", 1)[0] for k in self.not_offered]
         return frozenset(part for k in keys for part in k.split(".")[1:])
 
 
