@@ -52,3 +52,20 @@ def test_nemo_doc_imports_migrate():
     res = migrate_source("from nemo_curator.stages.video.filtering.motion_filter import "
                          "MotionVectorDecodeStage\n", "s.py")
     assert "ClipFrameExtractionStage before MotionFilterStage" in res.unmapped[0].reason
+
+
+def test_model_interface_is_abstract_and_migrates():
+    from curator_video.models.base import ModelInterface
+
+    class Incomplete(ModelInterface):
+        def setup(self) -> None: ...
+
+    with pytest.raises(TypeError):
+        Incomplete()
+
+    class Mine(Incomplete):
+        model_id_names = ["example/my-model"]
+
+    assert Mine().model_id_names == ["example/my-model"]
+    res = migrate_source("from nemo_curator.models.base import ModelInterface\n", "s.py")
+    assert res.text == "from curator_video.models.base import ModelInterface\n"

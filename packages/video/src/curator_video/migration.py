@@ -15,7 +15,9 @@ MIGRATION_RULES = MigrationRules(
         ("nemo_curator.utils", ("curator_video",)),
         # FrameExtractionPolicy and FramePurpose map; the rest of the module is not offered
         ("nemo_curator.utils.decoder_utils", ("curator_video",)),
+        ("nemo_curator.models.base", ("curator_video.models.base",)),
     ),
+    shim={"nemo_curator.models.base": ("curator_video.models.base",)},
     not_offered={
         "nemo_curator.utils.decoder_utils": "NeMo's video decoding internals; curator_video "
                                             "decodes on its own",
