@@ -16,7 +16,7 @@ def test_importing_plugin_and_package_loads_no_heavy_library():
 
 
 def test_one_hook_registers_every_public_stage_with_its_class_kind():
-    assert plugin.__all__ == ["curator_register"]
+    assert plugin.__all__ == ["curator_migrate_rules", "curator_register"]
     seen: dict[str, str | None] = {}
     plugin.curator_register(lambda obj, name=None, kind=None, **kw: seen.__setitem__(
         name or obj.__name__, kind or getattr(obj, "kind", None)))
@@ -25,6 +25,7 @@ def test_one_hook_registers_every_public_stage_with_its_class_kind():
         "WebDatasetShardPartitionStage": "reader", "ImageWriterStage": "writer",
         "ImageAestheticFilterStage": "filter", "ImageNSFWFilterStage": "filter",
         "ImageEmbeddingStage": "embedder", "ImageDuplicateRemovalStage": "deduplicator",
+        "ImageDuplicatesRemovalStage": "deduplicator",
         "ImageSemanticDeduplicationWorkflow": "deduplicator", "ImageBatch": "task"}
 
 
