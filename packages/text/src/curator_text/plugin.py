@@ -92,17 +92,25 @@ def curator_register_deduplicators(register: Register) -> None:
         FuzzyDeduplicationWorkflow,
         LSHBucketsStage,
         MinHashLSHStage,
+        TextSemanticDeduplicationWorkflow,
     )
 
-    for cls in (FuzzyDeduplicationWorkflow, MinHashLSHStage, LSHBucketsStage, CandidateDocsStage):
+    for cls in (FuzzyDeduplicationWorkflow, MinHashLSHStage, LSHBucketsStage, CandidateDocsStage,
+                TextSemanticDeduplicationWorkflow):
         register(cls, modality="text")
 
 
 @hookimpl
 def curator_register_embedders(register: Register) -> None:
-    from curator_text.embedders import EmbeddingCreatorStage
+    from curator_text.embedders import (
+        EmbeddingCreatorStage,
+        EmbeddingModelStage,
+        SentenceTransformerEmbeddingModelStage,
+    )
 
-    register(EmbeddingCreatorStage, modality="text")
+    for cls in (EmbeddingCreatorStage, EmbeddingModelStage,
+                SentenceTransformerEmbeddingModelStage):
+        register(cls, modality="text", kind="embedder")
 
 
 @hookimpl
