@@ -14,7 +14,7 @@ order, and a document left with no content loses its metadata row too (NeMo Cura
 from __future__ import annotations
 
 from abc import abstractmethod
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -150,6 +150,30 @@ class BaseInterleavedFilterStage(BaseInterleavedAnnotatorStage):
                                                  "position -1 for metadata, >= 0 for content")
             keep &= valid
         keep &= self.content_keep_mask(task, df).reindex(df.index, fill_value=True).astype(bool)
+        return keep
+
+    def image_score_keep_mask(self, task: InterleavedBatch, df: pd.DataFrame,
+                              score: Callable[[np.ndarray, Any], float],
+                              keep_if: Callable[[float], bool]) -> pd.Series:
+        """The keep mask of a filter that scores each decoded image row (``score(image,
+        row index)``, recorded) and keeps it when ``keep_if(score)``; other rows are kept. An
+        image that cannot be fetched or decoded is dropped and marked bad with its reason."""
+        keep = pd.Series(True, index=df.index, dtype=bool)
+        images = (df["modality"] == "image").fillna(False).astype(bool)
+        if not images.any():
+            return keep
+        from curator_interleaved.utils.image_utils import image_bytes_to_array
+
+        for idx, data in self.iter_materialized_bytes(task, df, images):
+            image = None if data is None else image_bytes_to_array(data, row_index=idx)
+            if image is None:
+                if data is not None:
+                    self.mark_bad(idx, "undecodable_image", "OpenCV and PIL cannot decode it")
+                keep.loc[idx] = False
+                continue
+            value = score(image, idx)
+            self.record_score(idx, value)
+            keep.loc[idx] = keep_if(value)
         return keep
 
     def iter_materialized_bytes(self, task: InterleavedBatch, df: pd.DataFrame,

@@ -11,7 +11,6 @@ import pandas as pd
 
 from curator_interleaved.stages import BaseInterleavedFilterStage
 from curator_interleaved.tasks import InterleavedBatch
-from curator_interleaved.utils.image_utils import image_bytes_to_array
 
 __all__ = ["DEFAULT_QRCODE_SCORE_THRESHOLD", "InterleavedQRCodeFilterStage", "qr_code_ratio"]
 
@@ -54,23 +53,9 @@ class InterleavedQRCodeFilterStage(BaseInterleavedFilterStage):
     name: str = "interleaved_qrcode_filter"
 
     def content_keep_mask(self, task: InterleavedBatch, df: pd.DataFrame) -> pd.Series:
-        keep = pd.Series(True, index=df.index, dtype=bool)
-        images = (df["modality"] == "image").fillna(False).astype(bool)
-        if not images.any():
-            return keep
-        for idx, data in self.iter_materialized_bytes(task, df, images):
-            if data is None:
-                keep.loc[idx] = False
-                continue
-            image = image_bytes_to_array(data, row_index=idx)
-            if image is None:
-                self.mark_bad(idx, "undecodable_image", "OpenCV and PIL cannot decode it")
-                keep.loc[idx] = False
-                continue
-            ratio = qr_code_ratio(image, row_index=idx)
-            self.record_score(idx, ratio)
-            keep.loc[idx] = ratio < self.score_threshold
-        return keep
+        return self.image_score_keep_mask(
+            task, df, lambda image, idx: qr_code_ratio(image, row_index=idx),
+            lambda value: value < self.score_threshold)
 
 
 _qr_code_ratio = qr_code_ratio  # NeMo Curator's (private) name
