@@ -26,6 +26,7 @@ from curator_interleaved.io.readers import (
     InterleavedWebdatasetReaderStage,
 )
 from curator_interleaved.io.writers import (
+    InterleavedObelicsWriterStage,
     InterleavedParquetWriterStage,
     InterleavedWebdatasetWriterStage,
 )
@@ -47,7 +48,7 @@ __all__ = [
     "InterleavedWebdatasetReaderStage", "InterleavedParquetReaderStage",
     "InterleavedObelicsReaderStage", "InterleavedLanceReader", "InterleavedLanceReaderStage",
     "InterleavedParquetWriterStage", "InterleavedWebdatasetWriterStage",
-    "PDFPartitioningStage", "PDFPreprocessStage", "PDFReader", "PDFReaderStage",
+    "InterleavedObelicsWriterStage", "PDFPartitioningStage", "PDFPreprocessStage", "PDFReader", "PDFReaderStage",
     "materialize_task_binary_content", "InterleavedImageDuplicateRemovalStage",
     "find_image_duplicates",
 ]

@@ -26,6 +26,7 @@ def curator_register(register: Register) -> None:
         InterleavedWebdatasetReader,
     )
     from curator_interleaved.io.writers import (
+        InterleavedObelicsWriterStage,
         InterleavedParquetWriterStage,
         InterleavedWebdatasetWriterStage,
     )
@@ -37,7 +38,8 @@ def curator_register(register: Register) -> None:
     for cls in (InterleavedWebdatasetReader, InterleavedParquetReader, InterleavedObelicsReader,
                 InterleavedLanceReader, PDFReader):
         register(cls, modality="interleaved", kind="reader")
-    for cls in (InterleavedParquetWriterStage, InterleavedWebdatasetWriterStage):
+    for cls in (InterleavedParquetWriterStage, InterleavedWebdatasetWriterStage,
+                InterleavedObelicsWriterStage):
         register(cls, modality="interleaved", kind="writer")
     for cls in (InterleavedAspectRatioFilterStage, InterleavedBlurFilterStage,
                 InterleavedQRCodeFilterStage, InterleavedImageToTextRatioFilterStage,

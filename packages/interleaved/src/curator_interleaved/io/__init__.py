@@ -7,10 +7,12 @@ from curator_interleaved.io.reader import (
     InterleavedParquetReader,
     InterleavedWebdatasetReader,
 )
+from curator_interleaved.io.writers.obelics import InterleavedObelicsWriterStage
 from curator_interleaved.io.writers.tabular import InterleavedParquetWriterStage
 from curator_interleaved.io.writers.webdataset import InterleavedWebdatasetWriterStage
 
-__all__ = ["InterleavedLanceReader", "InterleavedObelicsReader", "InterleavedParquetReader",
+__all__ = ["InterleavedLanceReader", "InterleavedObelicsReader", "InterleavedObelicsWriterStage",
+           "InterleavedParquetReader",
            "InterleavedParquetWriterStage", "InterleavedWebdatasetReader",
            "InterleavedWebdatasetWriterStage"]
 
