@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from curator.executors import BUILTIN_EXECUTORS, builtin_executor
 from curator.plugins.hookspecs import Register, hookimpl
-from curator.plugins.migration import MigrationRules
+from curator.plugins.migration import CORE_MODULES, MigrationRules
 
 __all__ = ["CORE_MIGRATION_RULES", "curator_register", "curator_migrate_rules"]
 
-_CORE = ("curator", "curator.stages", "curator.dedup", "curator.utils", "curator.tasks")
+_CORE = CORE_MODULES
 
 CORE_MIGRATION_RULES = MigrationRules(
     modules=(

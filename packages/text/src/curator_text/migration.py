@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-from curator.plugins.migration import MigrationRules
+from curator.plugins.migration import CORE_MODULES, MigrationRules
 
-__all__ = ["MIGRATION_RULES"]
+__all__ = ["MIGRATION_RULES", "TEXT_MODULES"]
 
-_CORE = ("curator", "curator.stages", "curator.dedup", "curator.utils", "curator.tasks")
-_TEXT = ("curator_text", "curator_text.dedup", "curator_text.embedders", "curator_text.models",
+_CORE = CORE_MODULES
+TEXT_MODULES = ("curator_text", "curator_text.dedup", "curator_text.embedders", "curator_text.models",
          "curator_text.classifiers", "curator_text.filters", "curator_text.modifiers",
          "curator_text.io", "curator_text.tokenization", "curator_text.decontamination",
          "curator_text.pii")
+_TEXT = TEXT_MODULES
 _WEB = ("curator_web", "curator_web.download")
 
 MIGRATION_RULES = MigrationRules(

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from curator.plugins.migration import MigrationRules
+from curator.plugins.migration import CORE_MODULES, MigrationRules
 
 __all__ = ["MIGRATION_RULES"]
 
-_CORE = ("curator", "curator.stages", "curator.dedup", "curator.utils", "curator.tasks")
+_CORE = CORE_MODULES
 
 MIGRATION_RULES = MigrationRules(
     modules=(

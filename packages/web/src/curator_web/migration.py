@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from curator.plugins.migration import MigrationRules
+from curator.plugins.migration import CORE_MODULES, MigrationRules
+from curator_text.migration import TEXT_MODULES
 
 __all__ = ["MIGRATION_RULES"]
 
-_CORE = ("curator", "curator.stages", "curator.dedup", "curator.utils", "curator.tasks")
-_TEXT = ("curator_text", "curator_text.dedup", "curator_text.embedders", "curator_text.models",
-         "curator_text.classifiers", "curator_text.filters", "curator_text.modifiers",
-         "curator_text.io", "curator_text.tokenization", "curator_text.decontamination",
-         "curator_text.pii")
+_CORE = CORE_MODULES
+_TEXT = TEXT_MODULES
 _WEB = ("curator_web", "curator_web.download")
 
 MIGRATION_RULES = MigrationRules(

@@ -19,7 +19,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-__all__ = ["MigrationRules", "MergedRules", "merge_rules"]
+__all__ = ["MigrationRules", "MergedRules", "merge_rules", "CORE_MODULES"]
+
+CORE_MODULES = ("curator", "curator.stages", "curator.dedup", "curator.utils", "curator.tasks")
+"""Core's modules that hold NeMo's shared names: packages search them after their own."""
 
 
 @dataclass(frozen=True)
