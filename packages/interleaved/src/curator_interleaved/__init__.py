@@ -8,7 +8,11 @@ Parquet and WebDataset writers. Heavy libraries load only when used.
 
 from __future__ import annotations
 
-from curator_interleaved.dedup import InterleavedImageDuplicateRemovalStage, find_image_duplicates
+from curator_interleaved.dedup import (
+    InterleavedImageDuplicateRemovalStage,
+    InterleavedImageEmbeddingStage,
+    find_image_duplicates,
+)
 from curator_interleaved.filter import (
     InterleavedBlurFilterStage,
     InterleavedCLIPScoreFilterStage,
@@ -50,7 +54,7 @@ __all__ = [
     "InterleavedParquetWriterStage", "InterleavedWebdatasetWriterStage",
     "InterleavedObelicsWriterStage", "PDFPartitioningStage", "PDFPreprocessStage", "PDFReader", "PDFReaderStage",
     "materialize_task_binary_content", "InterleavedImageDuplicateRemovalStage",
-    "find_image_duplicates",
+    "InterleavedImageEmbeddingStage", "find_image_duplicates",
 ]
 
 _LAZY = {"InterleavedLanceReader": "curator_interleaved.lance.reader",

@@ -45,9 +45,13 @@ def curator_register(register: Register) -> None:
                 InterleavedQRCodeFilterStage, InterleavedImageToTextRatioFilterStage,
                 InterleavedCLIPScoreFilterStage):
         register(cls, modality="interleaved", kind="filter")
-    from curator_interleaved.dedup import InterleavedImageDuplicateRemovalStage
+    from curator_interleaved.dedup import (
+        InterleavedImageDuplicateRemovalStage,
+        InterleavedImageEmbeddingStage,
+    )
 
     register(InterleavedImageDuplicateRemovalStage, modality="interleaved", kind="filter")
+    register(InterleavedImageEmbeddingStage, modality="interleaved", kind="embedder")
     register(PDFPartitioningStage, modality="interleaved", kind="reader")
     register(PDFPreprocessStage, modality="interleaved")
     register(InterleavedBatch, modality="interleaved", kind="task")
