@@ -53,3 +53,13 @@ def image_size(image_bytes: bytes) -> tuple[int, int] | None:
             return img.size
     except (OSError, SyntaxError, ValueError, Image.DecompressionBombError):
         return None
+
+
+def __getattr__(name: str) -> object:
+    # NeMo Curator's module imports cv2 at the top (code patches ``image_utils.cv2.imdecode``);
+    # here OpenCV loads only when asked for, and it is the same module the functions use
+    if name == "cv2":
+        import cv2
+
+        return cv2
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

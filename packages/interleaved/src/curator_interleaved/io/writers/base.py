@@ -15,6 +15,10 @@ without a record.
 
 from __future__ import annotations
 
+import hashlib
+import json
+import logging
+import uuid
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
@@ -31,6 +35,8 @@ from curator_interleaved.utils.schema import align_table, reconcile_schema, reso
 from curator_interleaved.utils.validation_utils import resolve_storage_options
 
 __all__ = ["BaseInterleavedWriter", "ON_MATERIALIZE_ERROR"]
+
+logger = logging.getLogger(__name__)
 
 ON_MATERIALIZE_ERROR = ("reject", "drop_row", "drop_sample", "warn", "error")
 
@@ -130,6 +136,27 @@ class BaseInterleavedWriter(ManagedOutput, ProcessingStage[InterleavedBatch, Fil
         table = self._aligned(pa.Table.from_pandas(df, preserve_index=False))
         return table.to_pandas(types_mapper=pd.ArrowDtype)
 
+    @staticmethod
+    def file_stem(task: InterleavedBatch) -> str:
+        """The output file's name without extension: the task id (deterministic). A task built
+        without an id is named by a hash of its ``source_files`` metadata, and one without
+        those by a random UUID (NeMo Curator's fallback), so two such tasks never overwrite
+        each other's file."""
+        if task.task_id:
+            return task.task_id
+        files = task.metadata.get("source_files")
+        if files:
+            digest = hashlib.sha256(json.dumps([str(f) for f in files]).encode()).hexdigest()
+            return digest[:32]
+        logger.warning("task without task_id or source_files: naming its file by a random UUID")
+        return uuid.uuid4().hex
+
+    def _write_dataframe(self, df: Any, file_path: str, write_kwargs: dict[str, Any]) -> None:
+        """NeMo Curator's abstract write method; Curator's writers implement
+        :meth:`write_table`."""
+        raise NotImplementedError(f"{type(self).__name__}: _write_dataframe is NeMo Curator's "
+                                  f"hook; Curator's interleaved writers implement write_table")
+
     def write_table(self, table: pa.Table, file_path: str) -> None:
         """Write ``table`` to ``file_path`` atomically (format-specific)."""
         raise NotImplementedError(f"{type(self).__name__} must implement write_table")
@@ -137,7 +164,7 @@ class BaseInterleavedWriter(ManagedOutput, ProcessingStage[InterleavedBatch, Fil
     def process(self, task: InterleavedBatch) -> FileGroupTask:
         register_storage_options(self.path, self.storage_options or None)  # in this worker too
         table = self._aligned(self._materialized(task))
-        out = self.output_file(f"{task.task_id}.{self.file_extension}")
+        out = self.output_file(f"{self.file_stem(task)}.{self.file_extension}")
         with self._time_metric(f"{self.file_extension}_write_s"):
             self.write_table(table, out)
         self._log_metrics({"rows_out": float(table.num_rows)})

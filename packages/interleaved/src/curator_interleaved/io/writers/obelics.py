@@ -39,7 +39,7 @@ import pyarrow.compute as pc
 from curator.errors import ConfigError
 
 from curator_interleaved.io.writers.tabular import InterleavedParquetWriterStage
-from curator_interleaved.tasks import RESERVED_COLUMNS, InterleavedBatch
+from curator_interleaved.tasks import INTERLEAVED_SCHEMA, RESERVED_COLUMNS, InterleavedBatch
 
 __all__ = ["InterleavedObelicsWriterStage"]
 
@@ -56,6 +56,14 @@ def _plain_locator(source_ref: str | None) -> str | None:
             or ref.get("frame_index") is not None:
         return None
     return ref.get("path") or None
+
+
+def _with_reserved(table: pa.Table) -> pa.Table:
+    """``table`` with the reserved columns it lacks added as nulls (a batch built by hand)."""
+    for f in INTERLEAVED_SCHEMA:
+        if f.name not in table.column_names:
+            table = table.append_column(f.name, pa.nulls(table.num_rows, f.type))
+    return table
 
 
 def _segment_metadata(value: Any) -> Any:
@@ -108,12 +116,11 @@ class InterleavedObelicsWriterStage(InterleavedParquetWriterStage):
         return all(_plain_locator(ref) for ref in images["source_ref"].to_pylist())
 
     def _materialized(self, task: InterleavedBatch) -> pa.Table:
-        table = task.to_pyarrow()
+        table = _with_reserved(task.to_pyarrow())
         if self._images_as_locators(table):
             table = self._check_locators(task, table)
         else:
-            table = super()._materialized(task)
-            table = self._check_bytes(task, table)
+            table = self._check_bytes(task, _with_reserved(super()._materialized(task)))
         return self._check_documents(task, table)
 
     def _drop(self, task: InterleavedBatch, table: pa.Table, bad: pa.Array, reason: str,
