@@ -10,11 +10,17 @@
    compute is not the real models'): its audio seconds per wall second, stated beside.
 3. Peak RSS (all processes) of the VAD-only pipeline on ``--mem-small`` and ``--mem-large``
    minutes of audio (the same 60 s recordings, more of them).
+4. Peak RSS (all processes) of the VAD-only pipeline on ONE recording of ``--long-small``
+   minutes and ONE of ``--long-large`` minutes (the long-form case: the file is streamed, read
+   block by block, never held whole), with the pipeline's and the plain loop's audio seconds per
+   wall second on the long one (``--long-loop``; the loop decodes the whole file).
 
 The audio is espeak-ng speech (Debian ``espeak-ng``) between silences and noise at 48 kHz.
 
     uv run python benchmarks/audio_vad.py [--minutes 3] [--repeats 3] [--mem-small 6]
-                                          [--mem-large 60] [--skip-full] [--skip-memory]
+                                          [--mem-large 60] [--long-small 6] [--long-large 60]
+                                          [--skip-full] [--skip-memory] [--skip-long]
+                                          [--long-loop]
     (``--repeats 0``: no VAD-only / loop comparison)
 """
 
@@ -36,12 +42,11 @@ VAD = {"min_duration_sec": 2.0, "max_duration_sec": 60.0, "threshold": 0.5,
        "min_interval_ms": 500, "speech_pad_ms": 300}
 
 
-def make_corpus(folder: str, minutes: float) -> str:
-    """``minutes`` of 60 s recordings (copies of 3 distinct ones) and a manifest of them."""
+def base_recordings() -> list:
+    """3 distinct 60 s recordings at 48 kHz (mono float32)."""
     import numpy as np
     from curator_audio import testing as T
 
-    os.makedirs(folder, exist_ok=True)
     bases = []
     for b in range(3):
         layout, seconds, k = [], 0.0, 0
@@ -50,8 +55,17 @@ def make_corpus(folder: str, minutes: float) -> str:
             seconds += 1.0 + 0.5 * (k % 3) + 4.5
             k += 1
         wave, _ = T.speech_scene(layout, sr=SR, seed=b)
-        wave = np.pad(wave, (0, max(0, 60 * SR - len(wave))))[:60 * SR]
-        bases.append(T.write_audio(os.path.join(folder, f"base{b}.wav"), wave, SR))
+        bases.append(np.pad(wave, (0, max(0, 60 * SR - len(wave))))[:60 * SR])
+    return bases
+
+
+def make_corpus(folder: str, minutes: float) -> str:
+    """``minutes`` of 60 s recordings (copies of 3 distinct ones) and a manifest of them."""
+    from curator_audio import testing as T
+
+    os.makedirs(folder, exist_ok=True)
+    bases = [T.write_audio(os.path.join(folder, f"base{b}.wav"), wave, SR)
+             for b, wave in enumerate(base_recordings())]
     records = []
     for i in range(max(1, round(minutes))):
         path = os.path.join(folder, f"rec{i:04d}.wav")
@@ -60,6 +74,22 @@ def make_corpus(folder: str, minutes: float) -> str:
     manifest = os.path.join(folder, "manifest.jsonl")
     with open(manifest, "w") as fh:
         fh.writelines(json.dumps(r) + "\n" for r in records)
+    return manifest
+
+
+def make_long(folder: str, minutes: float, bases: list) -> str:
+    """ONE recording of ``minutes`` minutes (the 60 s recordings in turn, 16-bit WAV, written a
+    minute at a time) and a manifest of it."""
+    import soundfile as sf
+
+    os.makedirs(folder, exist_ok=True)
+    path = os.path.join(folder, "long.wav")
+    with sf.SoundFile(path, "w", samplerate=SR, channels=1, subtype="PCM_16") as out:
+        for i in range(max(1, round(minutes))):
+            out.write(bases[i % len(bases)])
+    manifest = os.path.join(folder, "manifest.jsonl")
+    with open(manifest, "w") as fh:
+        fh.write(json.dumps({"audio_filepath": path}) + "\n")
     return manifest
 
 
@@ -163,8 +193,13 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--mem-small", type=float, default=6.0)
     ap.add_argument("--mem-large", type=float, default=60.0)
+    ap.add_argument("--long-small", type=float, default=6.0)
+    ap.add_argument("--long-large", type=float, default=60.0)
     ap.add_argument("--skip-full", action="store_true")
     ap.add_argument("--skip-memory", action="store_true")
+    ap.add_argument("--skip-long", action="store_true")
+    ap.add_argument("--long-loop", action="store_true",
+                    help="also run the plain loop on the long recording (it decodes it whole)")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     ap.add_argument("--manifest", help=argparse.SUPPRESS)
     ap.add_argument("--models-dir", default="", help=argparse.SUPPRESS)
@@ -200,6 +235,23 @@ def main(argv: list[str] | None = None) -> None:
                 report[f"audio_min_{label}"] = round(r["audio_s"] / 60, 1)
             report["memory_ratio"] = round(report["peak_rss_mb_large"]
                                            / report["peak_rss_mb_small"], 3)
+        if not args.skip_long:
+            bases = base_recordings()
+            for label, minutes in (("small", args.long_small), ("large", args.long_large)):
+                m = make_long(os.path.join(work, f"long_{label}"), minutes, bases)
+                r = measure("composite", m, work)
+                print(json.dumps(r), flush=True)
+                report[f"one_file_peak_rss_mb_{label}"] = r["peak_rss_mb"]
+                report[f"one_file_audio_min_{label}"] = round(r["audio_s"] / 60, 1)
+                report[f"one_file_audio_s_per_s_{label}"] = r["audio_s_per_s"]
+                if label == "large" and args.long_loop:
+                    loop = measure("loop", m, work)
+                    print(json.dumps(loop), flush=True)
+                    report["one_file_loop_audio_s_per_s_large"] = loop["audio_s_per_s"]
+                    report["one_file_loop_peak_rss_mb_large"] = loop["peak_rss_mb"]
+                shutil.rmtree(os.path.join(work, f"long_{label}"), ignore_errors=True)
+            report["one_file_memory_ratio"] = round(report["one_file_peak_rss_mb_large"]
+                                                    / report["one_file_peak_rss_mb_small"], 3)
         print(json.dumps(report, indent=1))
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -2,66 +2,94 @@
 
 from __future__ import annotations
 
-import io
+import contextlib
+import math
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-__all__ = ["AudioDecodeError", "load_audio", "audio_info", "resample", "to_mono", "record_waveform"]
+__all__ = ["AudioDecodeError", "load_audio", "audio_info", "resample", "to_mono", "record_waveform",
+           "open_audio", "LazyWaveform", "lazy_waveform", "resample_blocks", "as_waveform",
+           "STREAM_ABOVE_SEC", "STREAM_BLOCK_SEC"]
 
 SUPPORTED_EXTENSIONS = (".wav", ".flac", ".ogg", ".mp3")
+
+STREAM_ABOVE_SEC = 300.0
+"""Audio longer than this (seconds) is not decoded whole by the stages that stream
+(:class:`~curator_audio.stages.preprocessing.MonoConversionStage`,
+:class:`~curator_audio.stages.vad_segmentation.VADSegmentationStage`): its ``waveform`` is a
+:class:`LazyWaveform`, read block by block."""
+
+STREAM_BLOCK_SEC = 30.0
+"""Seconds of audio read at a time from a :class:`LazyWaveform`."""
 
 
 class AudioDecodeError(ValueError):
     """A file that cannot be decoded: unreadable, empty or truncated."""
 
 
-def _open_bytes(path: str) -> io.BytesIO:
+def _check_wav_complete(path: str, fh: Any) -> None:
+    """libsndfile silently reads a cut-off WAV; compare its ``data`` chunk size with the bytes
+    (walking the chunk headers of the open, seekable file ``fh``; it is left at its start)."""
+    size_total = fh.seek(0, 2)
+    fh.seek(0)
+    head = fh.read(12)
+    try:
+        if len(head) < 12 or head[:4] != b"RIFF" or head[8:12] != b"WAVE":
+            return
+        pos = 12
+        while pos + 8 <= size_total:
+            fh.seek(pos)
+            chunk = fh.read(8)
+            if len(chunk) < 8:
+                return
+            cid, size = chunk[:4], int.from_bytes(chunk[4:8], "little")
+            if cid == b"data":
+                have = size_total - pos - 8
+                if size != 0xFFFFFFFF and have < size:
+                    raise AudioDecodeError(f"{path}: truncated WAV: data chunk declares {size} "
+                                           f"bytes, file holds {have}")
+                return
+            pos += 8 + size + (size & 1)
+    finally:
+        fh.seek(0)
+
+
+@contextlib.contextmanager
+def open_audio(path: str) -> Iterator[Any]:
+    """``path`` (any fsspec path) opened for seeking as a ``soundfile.SoundFile`` over its byte
+    stream, so only the frames read are held in memory. Raises :class:`AudioDecodeError` for an
+    empty, truncated or undecodable file (``FileNotFoundError`` when it is missing)."""
     import fsspec
+    import soundfile as sf
 
     with fsspec.open(path, "rb") as fh:
-        data = fh.read()
-    if not data:
-        raise AudioDecodeError(f"{path}: empty file (0 bytes)")
-    return io.BytesIO(data)
-
-
-def _check_wav_complete(path: str, raw: bytes) -> None:
-    """libsndfile silently reads a cut-off WAV; compare its ``data`` chunk size with the bytes."""
-    if len(raw) < 12 or raw[:4] != b"RIFF" or raw[8:12] != b"WAVE":
-        return
-    pos = 12
-    while pos + 8 <= len(raw):
-        cid, size = raw[pos:pos + 4], int.from_bytes(raw[pos + 4:pos + 8], "little")
-        if cid == b"data":
-            have = len(raw) - pos - 8
-            if size != 0xFFFFFFFF and have < size:
-                raise AudioDecodeError(f"{path}: truncated WAV: data chunk declares {size} bytes, "
-                                       f"file holds {have}")
-            return
-        pos += 8 + size + (size & 1)
+        if fh.seek(0, 2) == 0:
+            raise AudioDecodeError(f"{path}: empty file (0 bytes)")
+        _check_wav_complete(path, fh)
+        try:
+            snd = sf.SoundFile(fh)
+        except Exception as exc:
+            raise AudioDecodeError(f"{path}: {type(exc).__name__}: {exc}") from exc
+        with snd:
+            yield snd
 
 
 def audio_info(path: str) -> dict[str, Any]:
     """Sample rate, frames, channels and duration (seconds) of ``path`` from its header."""
-    import soundfile as sf
-
-    buf = _open_bytes(path)
-    _check_wav_complete(path, buf.getvalue())
-    try:
-        info = sf.info(buf)
-    except AudioDecodeError:
-        raise
-    except Exception as exc:
-        raise AudioDecodeError(f"{path}: {type(exc).__name__}: {exc}") from exc
-    return {"sample_rate": info.samplerate, "frames": info.frames, "channels": info.channels,
-            "duration": info.frames / info.samplerate if info.samplerate else 0.0,
-            "format": info.format}
+    with open_audio(path) as f:
+        sr, frames, channels, fmt = f.samplerate, f.frames, f.channels, f.format
+    return {"sample_rate": sr, "frames": frames, "channels": channels,
+            "duration": frames / sr if sr else 0.0, "format": fmt}
 
 
 def to_mono(audio: np.ndarray) -> np.ndarray:
-    """Average the channels of a ``(frames, channels)`` array."""
-    return audio.mean(axis=1) if audio.ndim == 2 else audio
+    """Average the channels of a ``(frames, channels)`` array (one channel: a view of it)."""
+    if audio.ndim != 2:
+        return audio
+    return audio[:, 0] if audio.shape[1] == 1 else audio.mean(axis=1)
 
 
 def resample(audio: np.ndarray, orig_sr: int, target_sr: int) -> np.ndarray:
@@ -76,9 +104,142 @@ def resample(audio: np.ndarray, orig_sr: int, target_sr: int) -> np.ndarray:
     return out.numpy()
 
 
+def _resample_context(orig_sr: int, target_sr: int) -> tuple[int, int, int]:
+    """(orig, new) reduced by their gcd, and how many input samples of context on each side
+    make a piece resampled alone equal the same samples resampled whole: torchaudio's sinc
+    kernel reaches ``ceil(6 * orig / (0.99 * min(orig, new)))`` samples (its default
+    ``lowpass_filter_width=6``, ``rolloff=0.99``), rounded up to a whole number of ``orig``."""
+    g = math.gcd(int(orig_sr), int(target_sr))
+    o, n = int(orig_sr) // g, int(target_sr) // g
+    reach = math.ceil(6 * o / (0.99 * min(o, n)))
+    return o, n, o * (reach // o + 2)
+
+
+def resample_blocks(blocks: Iterable[np.ndarray], orig_sr: int, target_sr: int
+                    ) -> Iterator[np.ndarray]:
+    """:func:`resample` over consecutive mono blocks, yielding pieces whose concatenation equals
+    ``resample(whole, orig_sr, target_sr)`` (to float rounding) while holding only a block plus
+    the filter's context: each piece is resampled with real neighbouring samples on both sides
+    and cut at input positions that are whole multiples of the rate ratio."""
+    if orig_sr == target_sr:
+        yield from blocks
+        return
+    o, n, ctx = _resample_context(orig_sr, target_sr)
+    buf = np.zeros(0, dtype=np.float32)
+    buf_start = done = 0          # absolute input index of buf[0]; input resampled so far
+    for block in blocks:
+        buf = np.concatenate([buf, np.asarray(block, dtype=np.float32)])
+        safe = ((buf_start + len(buf) - ctx) // o) * o
+        if safe <= done:
+            continue
+        lo = max(done - ctx, 0)
+        out = resample(buf[lo - buf_start:safe + ctx - buf_start], orig_sr, target_sr)
+        skip = (done - lo) * n // o
+        yield out[skip:skip + (safe - done) * n // o]
+        done = safe
+        drop = max(done - ctx, 0) - buf_start
+        buf, buf_start = buf[drop:], buf_start + drop
+    total = buf_start + len(buf)
+    if total > done:
+        lo = max(done - ctx, 0)
+        out = resample(buf[lo - buf_start:], orig_sr, target_sr)
+        skip = (done - lo) * n // o
+        yield out[skip:skip + math.ceil(n * total / o) - done * n // o]
+
+
+@dataclass(frozen=True)
+class LazyWaveform:
+    """A mono waveform not yet decoded: ``frames`` frames of ``path`` from frame ``start``, at
+    the file's ``sample_rate``, channels averaged. It stands in ``record["waveform"]`` for audio
+    too long to hold whole (longer than :data:`STREAM_ABOVE_SEC`): streaming stages read it
+    :meth:`blocks` at a time, and any other stage gets the samples with ``np.asarray(wave)`` /
+    :meth:`load` (as :func:`record_waveform` and ``item_waveform`` do), so it decodes only the
+    span it is given. Stored tasks keep it as this reference, not as samples."""
+
+    path: str
+    sample_rate: int
+    frames: int
+    start: int = 0
+
+    dtype = np.dtype(np.float32)
+    ndim = 1
+
+    @property
+    def shape(self) -> tuple[int]:
+        return (self.frames,)
+
+    @property
+    def duration(self) -> float:
+        return self.frames / self.sample_rate
+
+    def __len__(self) -> int:
+        return self.frames
+
+    def span(self, first: int, last: int) -> LazyWaveform:
+        """Frames ``[first, last)`` of this waveform, still not decoded."""
+        first, last = max(0, int(first)), min(self.frames, int(last))
+        return LazyWaveform(self.path, self.sample_rate, max(0, last - first), self.start + first)
+
+    def blocks(self, block_sec: float = STREAM_BLOCK_SEC) -> Iterator[np.ndarray]:
+        """Consecutive mono float32 blocks of ``block_sec`` seconds (the last shorter); raises
+        :class:`AudioDecodeError` when the file holds fewer frames than promised or
+        non-finite samples."""
+        step = max(1, int(block_sec * self.sample_rate))
+        with open_audio(self.path) as f:
+            if f.samplerate != self.sample_rate:
+                raise AudioDecodeError(f"{self.path}: now {f.samplerate} Hz, was "
+                                       f"{self.sample_rate} Hz when referenced")
+            if self.start:
+                f.seek(self.start)
+            left = self.frames
+            while left > 0:
+                try:
+                    audio = f.read(frames=min(step, left), dtype="float32", always_2d=True)
+                except Exception as exc:
+                    raise AudioDecodeError(f"{self.path}: {type(exc).__name__}: {exc}") from exc
+                if audio.shape[0] == 0:
+                    raise AudioDecodeError(f"{self.path}: truncated: {left} of {self.frames} "
+                                           f"frames from frame {self.start} not readable")
+                if not np.all(np.isfinite(audio)):
+                    raise AudioDecodeError(f"{self.path}: non-finite samples")
+                left -= audio.shape[0]
+                yield np.ascontiguousarray(to_mono(audio), dtype=np.float32)
+
+    def load(self) -> np.ndarray:
+        """The samples, decoded (mono float32)."""
+        out = np.empty(self.frames, dtype=np.float32)
+        pos = 0
+        for block in self.blocks():
+            out[pos:pos + len(block)] = block
+            pos += len(block)
+        return out
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        wave = self.load()
+        return wave if dtype is None else wave.astype(dtype, copy=False)
+
+    def to_state(self) -> dict[str, Any]:
+        return {"path": self.path, "sample_rate": self.sample_rate, "frames": self.frames,
+                "start": self.start}
+
+
+def lazy_waveform(path: str) -> LazyWaveform:
+    """A :class:`LazyWaveform` of the whole of ``path`` (read from its header only)."""
+    info = audio_info(path)
+    if info["frames"] <= 0:
+        raise AudioDecodeError(f"{path}: no audio samples")
+    return LazyWaveform(str(path), int(info["sample_rate"]), int(info["frames"]))
+
+
+def as_waveform(wave: Any) -> np.ndarray:
+    """``wave`` as a NumPy array: a :class:`LazyWaveform` decoded, anything else as given."""
+    return wave.load() if isinstance(wave, LazyWaveform) else wave
+
+
 def load_audio(path: str, *, offset: float = 0.0, duration: float | None = None,
                target_sr: int | None = None, mono: bool = True) -> tuple[np.ndarray, int]:
-    """Decode ``path`` (any fsspec path) to float32 samples and its sample rate.
+    """Decode ``path`` (any fsspec path) to float32 samples and its sample rate (reading only
+    the span asked for).
 
     Args:
         offset, duration: the span to read, in seconds (NeMo manifest ``offset``/``duration``).
@@ -88,21 +249,17 @@ def load_audio(path: str, *, offset: float = 0.0, duration: float | None = None,
     Raises :class:`AudioDecodeError` for an unreadable, empty or truncated file, or a span that
     holds no samples.
     """
-    import soundfile as sf
-
-    buf = _open_bytes(path)
-    _check_wav_complete(path, buf.getvalue())
-    try:
-        with sf.SoundFile(buf) as f:
-            sr = f.samplerate
-            expected = f.frames
-            start = int(round(offset * sr))
-            stop = expected if duration is None else min(expected, start + int(round(duration * sr)))
+    with open_audio(path) as f:
+        sr = f.samplerate
+        expected = f.frames
+        start = int(round(offset * sr))
+        stop = expected if duration is None else min(expected, start + int(round(duration * sr)))
+        try:
             if start:
                 f.seek(min(start, expected))
             audio = f.read(frames=max(stop - start, 0), dtype="float32", always_2d=True)
-    except Exception as exc:
-        raise AudioDecodeError(f"{path}: {type(exc).__name__}: {exc}") from exc
+        except Exception as exc:
+            raise AudioDecodeError(f"{path}: {type(exc).__name__}: {exc}") from exc
     if audio.shape[0] == 0:
         raise AudioDecodeError(f"{path}: no audio samples (offset={offset}, duration={duration})")
     if audio.shape[0] < stop - start:
@@ -121,9 +278,11 @@ def load_audio(path: str, *, offset: float = 0.0, duration: float | None = None,
 def record_waveform(record: dict[str, Any], filepath_key: str = "audio_filepath",
                     target_sr: int | None = None) -> tuple[np.ndarray, int]:
     """The record's decoded mono waveform: ``record["waveform"]`` when a decode stage put it
-    there, else decoded from the file (honouring ``offset``/``duration`` of segment records)."""
+    there (a :class:`LazyWaveform` is decoded now), else decoded from the file (honouring
+    ``offset``/``duration`` of segment records)."""
     wave = record.get("waveform")
     if wave is not None:
+        wave = as_waveform(wave)
         sr = int(record["sample_rate"])
         if target_sr and sr != target_sr:
             return resample(wave, sr, target_sr), target_sr

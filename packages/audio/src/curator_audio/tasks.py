@@ -12,7 +12,7 @@ __all__ = ["AudioBatch", "AUDIO_FILEPATH", "DURATION", "TEXT", "WAVEFORM", "SAMP
 AUDIO_FILEPATH = "audio_filepath"
 DURATION = "duration"
 TEXT = "text"
-WAVEFORM = "waveform"          # a decoded mono float32 numpy array (never written to manifests)
+WAVEFORM = "waveform"  # mono float32 numpy array or LazyWaveform (never in manifests)
 SAMPLE_RATE = "sample_rate"
 
 
@@ -22,7 +22,10 @@ class AudioBatch(Task[list[dict[str, Any]]]):
     other fields, which stages pass through untouched.
 
     Decoded audio, when a stage adds it, lives in ``record["waveform"]`` (mono float32 NumPy array)
-    with ``record["sample_rate"]``; manifest writers leave the waveform out.
+    with ``record["sample_rate"]``; manifest writers leave the waveform out. Audio too long to
+    hold whole is a :class:`~curator_audio.decode.LazyWaveform` there instead: a reference to a
+    span of its file that streaming stages read block by block and others decode with
+    ``np.asarray``.
     """
 
     filepath_key: str = AUDIO_FILEPATH
@@ -43,12 +46,15 @@ class AudioBatch(Task[list[dict[str, Any]]]):
 
     def dump_data(self, files: Any) -> list[dict[str, Any]]:
         """The manifest records as JSON, each decoded waveform as its own ``.npy`` file
-        (``{stem}.{i}.waveform.npy``, float32 as decoded; see :mod:`curator.task_files`)."""
+        (``{stem}.{i}.waveform.npy``, float32 as decoded; see :mod:`curator.task_files`); a
+        :class:`~curator_audio.decode.LazyWaveform` (here or in nested ``segments``) as its
+        reference ``{"lazy_waveform": {path, sample_rate, frames, start}}``, not as samples."""
         import numpy as np
         from curator.task_files import dump_array, dump_value
 
         out = []
         for i, rec in enumerate(self.data):
+            rec = _lazy_to_state(rec)
             wave = rec.get(WAVEFORM) if isinstance(rec, dict) else None
             if isinstance(wave, np.ndarray) and not wave.dtype.hasobject:
                 rest = {k: v for k, v in rec.items() if k != WAVEFORM}
@@ -58,3 +64,37 @@ class AudioBatch(Task[list[dict[str, Any]]]):
             else:
                 out.append(dump_value(rec, files))
         return out
+
+    @classmethod
+    def load_data(cls, state: Any, files: Any) -> Any:
+        """The records :meth:`dump_data` stored, lazy waveforms rebuilt as references."""
+        from curator.task_files import load_value
+
+        return _lazy_from_state(load_value(state, files))
+
+
+_LAZY = "lazy_waveform"
+
+
+def _lazy_to_state(value: Any) -> Any:
+    from curator_audio.decode import LazyWaveform
+
+    if isinstance(value, LazyWaveform):
+        return {_LAZY: value.to_state()}
+    if isinstance(value, dict):
+        return {k: _lazy_to_state(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_lazy_to_state(v) for v in value]
+    return value
+
+
+def _lazy_from_state(value: Any) -> Any:
+    from curator_audio.decode import LazyWaveform
+
+    if isinstance(value, dict):
+        if set(value) == {_LAZY} and isinstance(value[_LAZY], dict):
+            return LazyWaveform(**value[_LAZY])
+        return {k: _lazy_from_state(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_lazy_from_state(v) for v in value]
+    return value

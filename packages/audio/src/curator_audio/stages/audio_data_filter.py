@@ -11,6 +11,7 @@ from curator import Resources
 from curator.errors import ConfigError
 from curator.stages.base import CompositeStage, ProcessingStage
 
+from curator_audio.decode import STREAM_ABOVE_SEC, STREAM_BLOCK_SEC
 from curator_audio.stages.band import HF_MODEL_FILENAME, BandFilterStage
 from curator_audio.stages.mos import SIGMOS_MODEL_FILENAME, SIGMOSFilterStage, UTMOSFilterStage
 from curator_audio.stages.preprocessing import MonoConversionStage, SegmentConcatenationStage
@@ -23,9 +24,11 @@ __all__ = ["AudioDataFilterStage", "DEFAULT_CONFIG", "load_config", "NOT_OFFERED
 logger = logging.getLogger(__name__)
 
 DEFAULT_CONFIG: dict[str, Any] = {
-    "mono_conversion": {"output_sample_rate": 48000, "strict_sample_rate": True, "cpus": 1.0},
+    "mono_conversion": {"output_sample_rate": 48000, "strict_sample_rate": True, "cpus": 1.0,
+                        "stream_above_sec": STREAM_ABOVE_SEC},
     "vad": {"enable": True, "min_duration_sec": 2.0, "max_duration_sec": 60.0, "threshold": 0.5,
-            "min_interval_ms": 500, "speech_pad_ms": 300, "cpus": 1.0, "gpus": 0.0},
+            "min_interval_ms": 500, "speech_pad_ms": 300, "cpus": 1.0, "gpus": 0.0,
+            "stream_block_sec": STREAM_BLOCK_SEC},
     "band_filter": {"enable": True, "band_value": "full_band", "model_path": None,
                     "cache_dir": None, "cpus": 1.0, "gpus": 0.0},
     "utmos": {"enable": True, "mos_threshold": 3.4, "model_dir": None, "cpus": 1.0,
@@ -41,7 +44,9 @@ DEFAULT_CONFIG: dict[str, Any] = {
     "split": False,
 }
 """NeMo's ``default_config.yaml`` values, plus where the models are (``model_path`` /
-``model_dir`` / ``cache_dir``) and ``split`` (filtered segments to the rejected sink). GPUs are
+``model_dir`` / ``cache_dir``), ``split`` (filtered segments to the rejected sink) and how long
+recordings stream (``mono_conversion.stream_above_sec``: longer audio is read block by block,
+``vad.stream_block_sec`` at a time, never held whole). GPUs are
 0 here (NeMo asks for fractions of one): set ``gpus`` per section to use one."""
 
 NOT_OFFERED_STAGES = {
@@ -149,6 +154,7 @@ class AudioDataFilterStage(CompositeStage[AudioBatch, AudioBatch]):
         mc = self._cfg["mono_conversion"]
         return MonoConversionStage(output_sample_rate=mc.get("output_sample_rate", 48000),
                                    strict_sample_rate=mc.get("strict_sample_rate", True),
+                                   stream_above_sec=mc.get("stream_above_sec", STREAM_ABOVE_SEC),
                                    name="MonoConversion",
                                    resources=Resources(cpus=mc.get("cpus", 1.0)))
 
@@ -159,6 +165,7 @@ class AudioDataFilterStage(CompositeStage[AudioBatch, AudioBatch]):
             max_duration_sec=v.get("max_duration_sec", 60.0), threshold=v.get("threshold", 0.5),
             min_interval_ms=v.get("min_interval_ms", 500),
             speech_pad_ms=v.get("speech_pad_ms", 300), nested=nested, name=f"VAD{suffix}",
+            stream_block_sec=v.get("stream_block_sec", STREAM_BLOCK_SEC),
             resources=self._section_resources(v))
 
     def _require(self, section: str, *paths: str | None, what: str, key: str) -> None:

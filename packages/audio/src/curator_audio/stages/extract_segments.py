@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from dataclasses import dataclass, field
 from typing import Any
@@ -11,7 +12,7 @@ from curator.errors import ConfigError
 from curator.io import atomic_write, get_fs, join_path
 from curator.stages.base import StageIO
 
-from curator_audio.decode import AudioDecodeError
+from curator_audio.decode import AudioDecodeError, open_audio
 from curator_audio.stages.base import public_record
 from curator_audio.stages.common import AudioInputError
 from curator_audio.stages.preprocessing import SOUNDFILE_FORMATS, _RejectingStage
@@ -57,33 +58,36 @@ class SegmentExtractionStage(_RejectingStage):
         return ["data"], ["extracted_path"]
 
     def process(self, task: AudioBatch) -> AudioBatch:
-        """Rows of one source are read from one open file (each span by a seek)."""
+        """Rows of one source are read from one open file (each span by a seek; only the span's
+        frames are read, so a long source is never held whole)."""
         by_source: dict[str, list[int]] = {}
         for i, row in enumerate(task.data):
             by_source.setdefault(str(row.get("original_file", "")), []).append(i)
         results: dict[int, dict[str, Any]] = {}
         for source, rows in by_source.items():
-            try:
-                opened: Any = _open_source(source) if source else None
-            except AudioInputError as exc:
-                opened = exc
-            for i in rows:
-                row = task.data[i]
+            with contextlib.ExitStack() as stack:
                 try:
-                    if isinstance(opened, AudioInputError):
-                        raise opened
-                    results[i] = self._write(row, opened)
+                    opened: Any = _open_source(source, stack) if source else None
                 except AudioInputError as exc:
-                    self.reject(task, exc.reason, record=public_record(row), error=str(exc),
-                                source=source)
-                except Exception as exc:
-                    self.reject(task, self.reject_reason, record=public_record(row), error=exc,
-                                source=source)
+                    opened = exc
+                for i in rows:
+                    row = task.data[i]
+                    try:
+                        if isinstance(opened, AudioInputError):
+                            raise opened
+                        results[i] = self._write(row, opened)
+                    except AudioInputError as exc:
+                        self.reject(task, exc.reason, record=public_record(row), error=str(exc),
+                                    source=source)
+                    except Exception as exc:
+                        self.reject(task, self.reject_reason, record=public_record(row),
+                                    error=exc, source=source)
         return task.derive([results[i] for i in sorted(results)])
 
     def process_record(self, row: dict[str, Any]) -> dict[str, Any]:
         source = row.get("original_file")
-        return self._write(row, _open_source(str(source)) if source else None)
+        with contextlib.ExitStack() as stack:
+            return self._write(row, _open_source(str(source), stack) if source else None)
 
     def _write(self, row: dict[str, Any], opened: tuple[Any, int] | None) -> dict[str, Any]:
         import soundfile as sf
@@ -116,16 +120,11 @@ class SegmentExtractionStage(_RejectingStage):
         return {**row, "extracted_path": target}
 
 
-def _open_source(path: str) -> tuple[Any, int]:
-    """The source opened once for seeking (soundfile over its bytes) and its rate."""
-    import soundfile as sf
-
-    from curator_audio.decode import _check_wav_complete, _open_bytes
-
+def _open_source(path: str, stack: contextlib.ExitStack) -> tuple[Any, int]:
+    """The source opened for seeking (soundfile over its byte stream, closed with ``stack``)
+    and its rate."""
     try:
-        buf = _open_bytes(path)
-        _check_wav_complete(path, buf.getvalue())
-        fh = sf.SoundFile(buf)
+        fh = stack.enter_context(open_audio(path))
     except AudioDecodeError as exc:
         raise AudioInputError("undecodable_audio", str(exc)) from exc
     except FileNotFoundError as exc:

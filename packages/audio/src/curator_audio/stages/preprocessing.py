@@ -14,7 +14,13 @@ from curator.errors import ConfigError
 from curator.io import atomic_write, join_path
 from curator.stages.base import StageIO
 
-from curator_audio.decode import AudioDecodeError, load_audio, resample
+from curator_audio.decode import (
+    STREAM_ABOVE_SEC,
+    AudioDecodeError,
+    lazy_waveform,
+    load_audio,
+    resample,
+)
 from curator_audio.stages.base import AudioRecordStage, public_record
 from curator_audio.stages.common import SEGMENTS, AudioInputError, item_waveform
 from curator_audio.tasks import AudioBatch
@@ -57,15 +63,23 @@ class MonoConversionStage(_RejectingStage):
     resampled here; use :class:`ResampleAudioStage` or ``AudioDecodeStage(target_sample_rate=)``).
     Missing or undecodable files are rejected (``undecodable_audio``).
 
+    Audio longer than ``stream_above_sec`` is not decoded here: its ``waveform`` is a
+    :class:`~curator_audio.decode.LazyWaveform` (the file's mono samples, read when needed), which
+    ``VADSegmentationStage`` streams block by block, so an hour-long recording is never held
+    whole; stages that need all its samples decode it themselves.
+
     Args:
         output_sample_rate: the rate expected (Hz).
         audio_filepath_key: the audio path field.
         strict_sample_rate: reject audio at another rate.
+        stream_above_sec: audio longer than this (s) is left as a ``LazyWaveform``
+            (``None``: always decoded whole).
     """
 
     output_sample_rate: int = 48000
     audio_filepath_key: str = "audio_filepath"
     strict_sample_rate: bool = True
+    stream_above_sec: float | None = STREAM_ABOVE_SEC
     name: str = "MonoConversion"
     resources: Resources = field(default_factory=lambda: Resources(cpus=1.0))
     reject_reason = "undecodable_audio"
@@ -83,12 +97,17 @@ class MonoConversionStage(_RejectingStage):
         if not path:
             raise AudioInputError("missing_audio", f"no {self.audio_filepath_key!r}")
         try:
-            wave, sr = load_audio(str(path), mono=True)
-        except (AudioDecodeError, FileNotFoundError) as exc:
+            lazy = lazy_waveform(str(path))
+            sr = lazy.sample_rate
+            if self.strict_sample_rate and sr != self.output_sample_rate:
+                raise AudioInputError("sample_rate_mismatch", f"{path}: {sr} Hz, expected "
+                                      f"{self.output_sample_rate} Hz (strict_sample_rate=True)")
+            long = self.stream_above_sec is not None and lazy.duration > self.stream_above_sec
+            wave = lazy if long else lazy.load()
+        except FileNotFoundError as exc:
+            raise AudioInputError("undecodable_audio", f"{path}: file not found") from exc
+        except AudioDecodeError as exc:
             raise AudioInputError("undecodable_audio", str(exc)) from exc
-        if self.strict_sample_rate and sr != self.output_sample_rate:
-            raise AudioInputError("sample_rate_mismatch", f"{path}: {sr} Hz, expected "
-                                  f"{self.output_sample_rate} Hz (strict_sample_rate=True)")
         return {**record, "waveform": wave, "sample_rate": sr, "is_mono": True,
                 "duration": len(wave) / sr, "num_samples": len(wave)}
 

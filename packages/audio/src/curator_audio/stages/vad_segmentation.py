@@ -3,6 +3,7 @@ wheel)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -11,6 +12,13 @@ from curator import Resources
 from curator.errors import ConfigError
 from curator.stages.base import StageIO
 
+from curator_audio.decode import (
+    STREAM_ABOVE_SEC,
+    STREAM_BLOCK_SEC,
+    AudioDecodeError,
+    LazyWaveform,
+    lazy_waveform,
+)
 from curator_audio.stages.base import AudioRecordStage, public_record
 from curator_audio.stages.common import SEGMENTS, AudioInputError, item_waveform
 from curator_audio.tasks import AudioBatch
@@ -33,7 +41,15 @@ class VADSegmentationStage(AudioRecordStage):
     holds them (its own waveform dropped), as the composite ``AudioDataFilterStage`` uses it.
 
     Audio at 8 kHz or a multiple of 16 kHz is given to Silero as is (Silero decimates multiples
-    itself); other rates are resampled to 16 kHz for the detection only. Rejected with a reason:
+    itself); other rates are resampled to 16 kHz for the detection only.
+
+    Long recordings stream: a ``waveform`` that is a :class:`~curator_audio.decode.LazyWaveform`
+    (``MonoConversionStage`` leaves one for audio longer than its ``stream_above_sec``), or a
+    file without a waveform longer than ``stream_above_sec``, is read ``stream_block_sec`` at a
+    time and fed to Silero window by window with its state carried, keeping only one probability
+    per 32 ms window; the spans are those of ``get_speech_timestamps`` on the whole audio. Its
+    segments' ``waveform`` are then ``LazyWaveform`` spans of the file (decoded by the stage that
+    needs their samples), so no stage holds the whole recording. Rejected with a reason:
     undecodable audio (``undecodable_audio``), a waveform without a rate
     (``missing_sample_rate``), audio shorter than ``min_duration_sec`` (``too_short``), digital
     silence (``silent_audio``) and audio with no speech found (``no_speech``).
@@ -46,6 +62,9 @@ class VADSegmentationStage(AudioRecordStage):
         speech_pad_ms: padding added on each side of a segment (ms).
         waveform_key, sample_rate_key: where a decoded waveform is read from.
         nested: keep segments inside their record instead of one record each.
+        stream_above_sec: a file (read here from ``filepath_key``) longer than this is streamed
+            instead of decoded whole (``None``: never).
+        stream_block_sec: seconds read at a time when streaming.
     """
 
     min_interval_ms: int = 500
@@ -56,6 +75,8 @@ class VADSegmentationStage(AudioRecordStage):
     waveform_key: str = "waveform"
     sample_rate_key: str = "sample_rate"
     nested: bool = False
+    stream_above_sec: float | None = STREAM_ABOVE_SEC
+    stream_block_sec: float = STREAM_BLOCK_SEC
     filepath_key: str = "audio_filepath"
     name: str = "VADSegmentation"
     resources: Resources = field(default_factory=lambda: Resources(cpus=1.0))
@@ -67,6 +88,9 @@ class VADSegmentationStage(AudioRecordStage):
         if not 0 < self.min_duration_sec < self.max_duration_sec:
             raise ConfigError(f"{self.name}: need 0 < min_duration_sec < max_duration_sec, got "
                               f"{self.min_duration_sec} and {self.max_duration_sec}")
+        if self.stream_block_sec <= 0:
+            raise ConfigError(f"{self.name}: stream_block_sec must be > 0, got "
+                              f"{self.stream_block_sec}")
         self._model: Any = None
 
     def inputs(self) -> StageIO:
@@ -87,8 +111,10 @@ class VADSegmentationStage(AudioRecordStage):
     def teardown(self) -> None:
         self._model = None
 
-    def spans(self, wave: np.ndarray, sr: int) -> list[tuple[float, float]]:
-        """Speech spans (seconds) of one mono waveform with this stage's settings."""
+    def spans(self, wave: np.ndarray | Iterable[np.ndarray], sr: int
+              ) -> list[tuple[float, float]]:
+        """Speech spans (seconds) of one mono waveform (an array, or consecutive blocks of it)
+        with this stage's settings."""
         from curator_audio.silero import speech_timestamps
 
         if self._model is None:
@@ -99,16 +125,59 @@ class VADSegmentationStage(AudioRecordStage):
             max_speech_duration_s=self.max_duration_sec,
             min_silence_duration_ms=self.min_interval_ms, speech_pad_ms=self.speech_pad_ms)
 
+    def _audio(self, record: dict[str, Any]) -> tuple[np.ndarray | LazyWaveform, int]:
+        """The record's audio: its waveform (decoded, or a LazyWaveform as given), else its
+        file decoded whole, or referenced when longer than ``stream_above_sec``."""
+        wave = record.get(self.waveform_key)
+        if isinstance(wave, LazyWaveform):
+            return wave, wave.sample_rate
+        path = record.get(self.filepath_key)
+        if wave is None and path and "offset" not in record \
+                and self.stream_above_sec is not None:
+            try:
+                lazy = lazy_waveform(str(path))
+            except AudioDecodeError as exc:
+                raise AudioInputError("undecodable_audio", str(exc)) from exc
+            except FileNotFoundError as exc:
+                raise AudioInputError("undecodable_audio", f"{path}: file not found") from exc
+            if lazy.duration > self.stream_above_sec:
+                return lazy, lazy.sample_rate
+            try:
+                return lazy.load(), lazy.sample_rate
+            except AudioDecodeError as exc:
+                raise AudioInputError("undecodable_audio", str(exc)) from exc
+        return item_waveform(record, self.filepath_key, self.waveform_key,
+                             self.sample_rate_key)
+
+    def _streamed_spans(self, wave: LazyWaveform) -> list[tuple[float, float]]:
+        heard = False
+
+        def blocks() -> Iterable[np.ndarray]:
+            nonlocal heard
+            for block in wave.blocks(self.stream_block_sec):
+                heard = heard or bool(np.any(block))
+                yield block
+
+        try:
+            spans = self.spans(blocks(), wave.sample_rate)
+        except AudioDecodeError as exc:
+            raise AudioInputError("undecodable_audio", str(exc)) from exc
+        if not heard:
+            raise AudioInputError("silent_audio", "every sample is zero")
+        return spans
+
     def segments(self, record: dict[str, Any]) -> list[dict[str, Any]]:
         """The segment records of one source record (raises :class:`AudioInputError`)."""
-        wave, sr = item_waveform(record, self.filepath_key, self.waveform_key,
-                                 self.sample_rate_key)
+        wave, sr = self._audio(record)
         if len(wave) < self.min_duration_sec * sr:
             raise AudioInputError("too_short", f"{len(wave) / sr:.3f} s of audio is shorter "
                                   f"than min_duration_sec={self.min_duration_sec}")
-        if not np.any(wave):
-            raise AudioInputError("silent_audio", "every sample is zero")
-        spans = self.spans(wave, sr)
+        if isinstance(wave, LazyWaveform):
+            spans = self._streamed_spans(wave)
+        else:
+            if not np.any(wave):
+                raise AudioInputError("silent_audio", "every sample is zero")
+            spans = self.spans(wave, sr)
         if not spans:
             raise AudioInputError("no_speech", f"Silero VAD found no speech of at least "
                                   f"{self.min_duration_sec} s (threshold={self.threshold})")
@@ -118,7 +187,9 @@ class VADSegmentationStage(AudioRecordStage):
         out = []
         for i, (start, end) in enumerate(spans):
             start_ms, end_ms = int(start * 1000), int(end * 1000)
-            piece = np.array(wave[int(start * sr):int(end * sr)], dtype=np.float32)  # a copy
+            first, last = int(start * sr), int(end * sr)
+            piece = wave.span(first, last) if isinstance(wave, LazyWaveform) \
+                else np.array(wave[first:last], dtype=np.float32)  # a copy
             out.append({**base, "waveform": piece, "sample_rate": sr, "start_ms": start_ms,
                         "end_ms": end_ms, "segment_num": i,
                         "duration": (end_ms - start_ms) / 1000.0, "original_file": original})
