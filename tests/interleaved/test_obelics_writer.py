@@ -163,7 +163,9 @@ def test_rows_without_an_obelics_form_are_rejected(tmp_path):
         "text_content": [None, "hello", None, None, "x", None, None, None, "after a gap"],
         "binary_content": pa.array([None, None, None, None, None, png, None, png, None],
                                    pa.large_binary()),
-        "caption": [None, None, None, None, None, None, None, "a cat", None]})
+        "caption": [None, None, None, None, None, None, None, "a cat", None],
+        "lang": ["en", "en", None, None, None, None, "de", None, "fr"],
+        "metadata": ['{"doc": 1}', None, None, None, None, None, None, '{"w": 8}', None]})
     writer = InterleavedObelicsWriterStage(path=str(tmp_path / "out"))
     [path] = writer.process(InterleavedBatch(task_id="t", dataset_name="d", data=table)).data
     assert sorted((r.reason, r.record["sample_id"]) for r in writer.drain_rejected()) == [
@@ -173,6 +175,11 @@ def test_rows_without_an_obelics_form_are_rejected(tmp_path):
     assert raw["sample_id"].to_pylist() == ["a", "c"]
     assert raw["texts"].to_pylist() == [["hello"], [None, None, "after a gap"]]
     assert raw["caption"].to_pylist() == [[None], ["a cat", None, None]]  # per position
+    # set on both kinds of rows: the document's value and a per-position list, nothing lost
+    assert raw["lang"].to_pylist() == ["en", "de"]
+    assert raw["lang_segments"].to_pylist() == [["en"], [None, None, "fr"]]
+    assert raw["document_metadata"].to_pylist() == ['{"doc": 1}', None]
+    assert [json.loads(m) for m in raw["metadata"].to_pylist()] == [[None], [{"w": 8}, None, None]]
     back = _read_back(path).to_pylist()
     assert [(r["sample_id"], r["position"], r["modality"]) for r in back] == [
         ("a", -1, "metadata"), ("a", 0, "text"), ("c", -1, "metadata"), ("c", 0, "image"),

@@ -24,8 +24,10 @@ row without text (``text_without_content``), two segments at one position of a d
 (``duplicate_position``: the whole document, as it has no OBELICS form).
 
 Content-row user columns other than ``metadata`` are written as per-position lists (``None``
-where the column is unset); the OBELICS reader reads them back as document columns (JSON
-strings on the metadata row), since the layout has no per-segment fields besides ``metadata``.
+where the column is unset), named ``{column}_segments`` when the metadata rows set the column
+too; a ``metadata`` value on a metadata row goes to ``document_metadata``. Nothing is dropped,
+but the OBELICS reader reads these back as document columns (JSON strings on the metadata
+row), since the layout has no per-segment fields besides ``metadata``.
 """
 
 from __future__ import annotations
@@ -198,10 +200,9 @@ class InterleavedObelicsWriterStage(InterleavedParquetWriterStage):
         doc_cols = [c for c in user_cols if c != "metadata"]
         meta_index = [d["meta"] for d in docs.values()]
         meta_rows = [rows[i] if i is not None else {} for i in meta_index]
-        # user columns unset on every metadata row but set on content rows: per-position lists
+        on_meta = {c for c in user_cols if any(m.get(c) is not None for m in meta_rows)}
         per_segment = [c for c in doc_cols
-                       if all(m.get(c) is None for m in meta_rows)
-                       and any(r.get(c) is not None for d in docs.values() for r in d["content"])]
+                       if any(r.get(c) is not None for d in docs.values() for r in d["content"])]
         out: dict[str, list[Any]] = {"texts": [], "images": [], "metadata": []}
         for c in per_segment:
             out[c] = []
@@ -236,12 +237,15 @@ class InterleavedObelicsWriterStage(InterleavedParquetWriterStage):
             arrays.insert(0, pa.array(list(docs), pa.string()))
         indices = pa.array(meta_index, pa.int64())
         for c in doc_cols:
-            if c in per_segment:
-                arrays.append(pa.array(out[c]))
-                fields.append(pa.field(c, arrays[-1].type))
-            else:
+            if c in on_meta or c not in per_segment:
                 arrays.append(table[c].take(indices).combine_chunks())
                 fields.append(pa.field(c, table.schema.field(c).type))
+            if c in per_segment:  # set on content rows: a per-position list
+                arrays.append(pa.array(out[c]))
+                fields.append(pa.field(f"{c}_segments" if c in on_meta else c, arrays[-1].type))
+        if "metadata" in on_meta:  # the layout's metadata is per segment: the document's aside
+            arrays.append(table["metadata"].take(indices).combine_chunks())
+            fields.append(pa.field("document_metadata", table.schema.field("metadata").type))
         return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
 
     def write_table(self, table: pa.Table, file_path: str) -> None:
