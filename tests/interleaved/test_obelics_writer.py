@@ -151,6 +151,13 @@ def test_documents_whose_images_were_filtered_out(tmp_path):
         assert positions == list(range(len(positions)))
     assert sum(result.rejected.counts.values()) == sum(
         r["modality"] == "image" for r in before.to_pylist())
+    # a re-run replaces its own files (deterministic names, same bytes): no second copy
+    written = {f.name: f.read_bytes() for f in files}
+    Pipeline("obelics", stages=[
+        InterleavedObelicsReader(file_paths=str(tmp_path / "in")),
+        InterleavedAspectRatioFilterStage(min_aspect_ratio=50.0, max_aspect_ratio=60.0),
+        InterleavedObelicsWriterStage(path=str(out))]).run(summary=False)
+    assert {f.name: f.read_bytes() for f in out.glob("*.parquet")} == written
 
 
 def test_rows_without_an_obelics_form_are_rejected(tmp_path):
