@@ -25,7 +25,7 @@ from curator import ProcessingStage
 from curator.stages.filter import reject_filtered
 
 from curator_interleaved.tasks import InterleavedBatch
-from curator_interleaved.utils.materialization import fetch_bytes
+from curator_interleaved.utils.materialization import fetch_bytes, replace_rows
 from curator_interleaved.utils.schema import align_interleaved_table
 from curator_interleaved.utils.validation_utils import resolve_storage_options
 
@@ -80,11 +80,11 @@ class BaseInterleavedAnnotatorStage(ProcessingStage[InterleavedBatch, Interleave
             return task.derive(out.reset_index(drop=True))  # type: ignore[return-value]
         result = pa.Table.from_pandas(out, preserve_index=False)
         if lean:
-            kept = binary.take(pa.array(np.asarray(out.index, dtype=np.int64)))
+            kept = _take_rows(binary, np.asarray(out.index, dtype=np.int64))
             if fetched:
-                have = kept.to_pylist()
-                kept = pa.array([fetched.get(i, have[k]) for k, i in enumerate(out.index)],
-                                pa.large_binary())
+                at = [k for k, i in enumerate(out.index) if i in fetched]
+                kept = replace_rows(kept, at, [fetched[out.index[k]] for k in at],
+                                    pa.large_binary())
             at = table.schema.get_field_index("binary_content")
             result = result.add_column(min(at, result.num_columns),
                                        pa.field("binary_content", pa.large_binary()), kept)
@@ -261,6 +261,31 @@ class BaseInterleavedFilterStage(BaseInterleavedAnnotatorStage):
             for _, row in removed_meta.iterrows():
                 reject_filtered(self, task, self._row_record(row), self.name,
                                 "no content left")
+
+
+#: at most this many runs of consecutive rows are kept as zero-copy slices (more: one ``take``)
+_MAX_SLICE_RUNS = 256
+
+
+def _take_rows(column: pa.Array | pa.ChunkedArray, rows: np.ndarray) -> pa.ChunkedArray:
+    """``column`` at ``rows``: when they are a few runs of consecutive rows (a filter that
+    removed a few documents) as slices of ``column``, so image bytes are not copied; else
+    ``take``."""
+    if not isinstance(column, pa.ChunkedArray):
+        column = pa.chunked_array([column], type=column.type)
+    n = len(rows)
+    if n == 0:
+        return column.slice(0, 0)
+    breaks = np.flatnonzero(np.diff(rows) != 1) + 1
+    if len(breaks) >= _MAX_SLICE_RUNS or rows.min() < 0 or rows.max() >= len(column):
+        return column.take(pa.array(rows, pa.int64()))
+    starts = np.concatenate([[0], breaks])
+    ends = np.concatenate([breaks, [n]])
+    if len(starts) == 1:
+        return column.slice(int(rows[0]), n)
+    chunks = [chunk for a, b in zip(starts.tolist(), ends.tolist(), strict=True)
+              for chunk in column.slice(int(rows[a]), b - a).chunks]
+    return pa.chunked_array(chunks, type=column.type)
 
 
 def _is_na(v: Any) -> bool:

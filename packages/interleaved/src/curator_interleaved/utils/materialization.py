@@ -24,6 +24,7 @@ import tarfile
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -31,7 +32,7 @@ from curator_interleaved.tasks import InterleavedBatch
 from curator_interleaved.utils.validation_utils import resolve_storage_options
 
 __all__ = ["fetch_bytes", "materialize_table", "materialize_task_binary_content",
-           "extract_tiff_frame", "HTTP_TIMEOUT_S"]
+           "extract_tiff_frame", "replace_rows", "HTTP_TIMEOUT_S"]
 
 log = logging.getLogger(__name__)
 
@@ -142,11 +143,14 @@ def _read_ranges(groups: dict[str, list[tuple[int, int, int]]], refs: Sequence[d
             unique.setdefault((inner, off, size), []).append(i)
     for fs, unique in by_fs.values():
         keys = list(unique)
-        try:
-            blobs = fs.cat_ranges([k[0] for k in keys], [k[1] for k in keys],
-                                  [k[1] + k[2] for k in keys], on_error="return")
-        except Exception as e:
-            blobs = [e] * len(keys)
+        if _is_local(fs):
+            blobs = _read_local_ranges(keys)
+        else:
+            try:
+                blobs = fs.cat_ranges([k[0] for k in keys], [k[1] for k in keys],
+                                      [k[1] + k[2] for k in keys], on_error="return")
+            except Exception as e:
+                blobs = [e] * len(keys)
         for key, blob in zip(keys, blobs, strict=True):
             rows = unique[key]
             if isinstance(blob, BaseException):
@@ -163,6 +167,57 @@ def _read_ranges(groups: dict[str, list[tuple[int, int, int]]], refs: Sequence[d
             for i in rows:
                 member = refs[i].get("member")
                 errors[i] = f"{reason}" + (f" for member '{member}'" if member else "")
+
+
+def _is_local(fs: Any) -> bool:
+    from fsspec.implementations.local import LocalFileSystem
+
+    return isinstance(fs, LocalFileSystem)
+
+
+def _read_local_ranges(keys: list[tuple[str, int, int]]) -> list[bytes | BaseException]:
+    """``(path, offset, size)`` ranges of local files: each file opened once and read in offset
+    order (``cat_ranges`` of a local filesystem opens the file again for every range)."""
+    import os
+
+    blobs: list[bytes | BaseException] = [b""] * len(keys)
+    by_path: dict[str, list[int]] = {}
+    for k, key in enumerate(keys):
+        by_path.setdefault(key[0], []).append(k)
+    for path, ks in by_path.items():
+        try:
+            fd = os.open(path, os.O_RDONLY)
+        except OSError as e:
+            for k in ks:
+                blobs[k] = e
+            continue
+        try:
+            for k in sorted(ks, key=lambda k: keys[k][1]):
+                try:
+                    blobs[k] = _pread_full(fd, keys[k][2], keys[k][1])
+                except OSError as e:
+                    blobs[k] = e
+        finally:
+            os.close(fd)
+    return blobs
+
+
+def _pread_full(fd: int, size: int, offset: int) -> bytes:
+    """``size`` bytes at ``offset``, fewer only at the end of the file."""
+    import os
+
+    data = os.pread(fd, size, offset)
+    if len(data) == size or not data:
+        return data
+    parts = [data]
+    got = len(data)
+    while got < size:
+        more = os.pread(fd, size - got, offset + got)
+        if not more:
+            break
+        parts.append(more)
+        got += len(more)
+    return b"".join(parts)
 
 
 def _read_members(path: str, wanted: list[tuple[int, str]], options: dict[str, Any],
@@ -208,33 +263,59 @@ def materialize_table(table: pa.Table, rows: Sequence[int] | None = None, *,
                       only_missing_binary: bool = True,
                       image_content_types: tuple[str, ...] | None = None) -> pa.Table:
     """``table`` with ``binary_content`` / ``materialize_error`` filled for ``rows`` (default:
-    the image rows still without bytes). Other columns are kept as they are."""
+    the image rows still without bytes). Other columns are kept as they are; with nothing to
+    fetch the table is returned as it is (the bytes it holds are not copied)."""
     if rows is None:
         rows = _pending_rows(table, only_missing_binary, image_content_types)
+    rows = list(rows)
     n = table.num_rows
-    binary = table["binary_content"].to_pylist() if "binary_content" in table.column_names \
-        else [None] * n
-    errs = table["materialize_error"].to_pylist() if "materialize_error" in table.column_names \
-        else [None] * n
+    names = table.column_names
+    if not rows and "binary_content" in names and "materialize_error" in names:
+        return table
+    binary = table["binary_content"] if "binary_content" in names \
+        else pa.nulls(n, pa.large_binary())
+    errs = table["materialize_error"] if "materialize_error" in names else pa.nulls(n, pa.string())
     if rows:
-        if "source_ref" in table.column_names:
-            ref_values = table["source_ref"].take(pa.array(rows, pa.int64())).to_pylist()
+        take = pa.array(rows, pa.int64())
+        if "source_ref" in names:
+            ref_values = table["source_ref"].take(take).to_pylist()
         else:
             ref_values = [None] * len(rows)
         refs = [InterleavedBatch.parse_source_ref(v) for v in ref_values]
         payloads, errors = fetch_bytes(refs, storage_options)
-        for i, data, err in zip(rows, payloads, errors, strict=True):
-            binary[i] = data
-            # a reader's reason (e.g. no such member) says more than "missing path"
-            errs[i] = None if data is not None else (errs[i] or err)
+        before = errs.take(take).to_pylist()
+        # a reader's reason (e.g. no such member) says more than "missing path"
+        new_errs = [None if data is not None else (old or err)
+                    for data, err, old in zip(payloads, errors, before, strict=True)]
+        binary = replace_rows(binary, rows, payloads, pa.large_binary())
+        errs = replace_rows(errs, rows, new_errs, pa.string())
     out = table
     for name, values, typ in (("binary_content", binary, pa.large_binary()),
                               ("materialize_error", errs, pa.string())):
-        arr = pa.array(values, type=typ)
+        if values.type != typ:
+            values = values.cast(typ)
         idx = out.schema.get_field_index(name)
         field = pa.field(name, typ)
-        out = out.set_column(idx, field, arr) if idx >= 0 else out.append_column(field, arr)
+        out = out.set_column(idx, field, values) if idx >= 0 else out.append_column(field, values)
     return out
+
+
+def replace_rows(column: pa.Array | pa.ChunkedArray, rows: Sequence[int], values: Sequence[Any],
+                 typ: pa.DataType) -> pa.Array | pa.ChunkedArray:
+    """``column`` with ``values[k]`` at row ``rows[k]`` (the other rows, and their buffers, kept
+    as they are: image bytes already in Arrow are not copied through Python)."""
+    if not rows:
+        return column
+    if column.type != typ:
+        column = column.cast(typ)
+    by_row = dict(zip((int(r) for r in rows), values, strict=True))  # a repeated row: last wins
+    if column.null_count == len(column):  # nothing to keep (lazy bytes): one array, one copy
+        return pa.array([by_row.get(r) for r in range(len(column))], type=typ)
+    at = sorted(by_row)
+    mask = np.zeros(len(column), dtype=bool)
+    mask[at] = True
+    replacements = pa.array([by_row[r] for r in at], type=typ)
+    return pc.replace_with_mask(column, pa.array(mask), replacements)
 
 
 def materialize_task_binary_content(task: InterleavedBatch, *,
