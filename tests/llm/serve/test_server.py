@@ -10,6 +10,7 @@ import subprocess
 import sys
 import textwrap
 import time
+import urllib.request
 
 import pytest
 from curator_llm.client import OpenAIClient
@@ -97,6 +98,30 @@ def test_a_broken_model_file_fails_start_with_the_log_and_leaves_nothing(tmp_pat
     with pytest.raises(ServerStartError, match="exited with code"):
         server.start()
     assert server.pid is None and not is_inference_server_active()
+
+
+def test_a_port_taken_between_choosing_and_binding_is_chosen_again(monkeypatch):
+    # InferenceServer(port=0) picks a free port, then the server binds it seconds later (after
+    # loading the model); another process may take it in between. Here a socket holds the first
+    # port chosen: the server reports the port taken and starts on another one.
+    import socket
+
+    from curator_llm.serve import server as server_module
+
+    real_free_port = server_module.free_port
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        busy = taken.getsockname()[1]
+        chosen = iter([busy])
+        monkeypatch.setattr(server_module, "free_port",
+                            lambda host="127.0.0.1": next(chosen, None) or real_free_port(host))
+        with InferenceServer([LlamaCppModelConfig(smollm2_gguf_path())], port=0,
+                             backend=LlamaCppServerConfig(n_threads=1)) as server:
+            assert server.port != busy and server.pid is not None
+            with urllib.request.urlopen(f"{server.endpoint}/models", timeout=30) as resp:
+                assert resp.status == 200
+    assert not is_inference_server_active()
 
 
 def test_configuration_errors_say_what_to_do(tmp_path):

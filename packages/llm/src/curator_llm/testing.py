@@ -134,13 +134,19 @@ class FaultServer:
     that prompt's first, second, … request (``"ok"`` once the list runs out; ``default`` for
     prompts not in the script). An ``ok`` answer is ``"echo: <prompt>"`` with token usage
     (words). ``requests`` counts every request received, ``by_prompt`` per prompt, ``log``
-    keeps ``(prompt, fault kind, time)``.
+    keeps ``(prompt, fault kind, time)``. ``keep_log=False`` (a server for millions of
+    requests, e.g. a memory benchmark) keeps only ``requests``: no ``by_prompt``, no ``log``, so
+    no script either.
 
     Use as a context manager; ``base_url`` is the ``/v1`` URL to give a client."""
 
     def __init__(self, script: dict[str, list[str | Fault]] | None = None, *,
                  default: str | Fault = "ok",
-                 answer: Callable[[dict], str] | None = None) -> None:
+                 answer: Callable[[dict], str] | None = None, keep_log: bool = True) -> None:
+        if script and not keep_log:
+            raise ValueError("FaultServer: a script needs keep_log=True (it counts the "
+                             "requests of each prompt)")
+        self.keep_log = keep_log
         self.script = script or {}
         self.default = Fault.parse(default)
         self.answer = answer or (lambda body: f"echo: {_last_user_text(body)}")
@@ -164,6 +170,8 @@ class FaultServer:
     def fault_for(self, prompt: str) -> Fault:
         with self._lock:
             self.requests += 1
+            if not self.keep_log:
+                return self.default
             n = self.by_prompt[prompt]
             self.by_prompt[prompt] += 1
             faults = self.script.get(prompt)

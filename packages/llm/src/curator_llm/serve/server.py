@@ -42,7 +42,16 @@ def free_port(host: str = "127.0.0.1") -> int:
 
 
 class ServerStartError(RuntimeError):
-    """The model server exited or did not become healthy; the message has its log's tail."""
+    """The model server exited or did not become healthy; the message has its log's tail.
+    ``port_taken``: its log says the port was already in use."""
+
+    def __init__(self, message: str, log_tail: str = "") -> None:
+        super().__init__(message)
+        self.port_taken = "address already in use" in log_tail.lower()
+
+
+#: servers started on a port chosen by InferenceServer(port=0) before giving up
+_PORT_ATTEMPTS = 3
 
 
 @dataclass
@@ -101,8 +110,25 @@ class InferenceServer:
                                f"{', '.join(sorted(_active_servers))}). Stop it first.")
         if isinstance(self.backend, LlamaCppServerConfig):
             self._host = self.backend.host
-        if self.port == 0:
-            self.port = free_port(self._host)
+        auto_port = self.port == 0
+        for attempt in range(1, _PORT_ATTEMPTS + 1):
+            if auto_port:
+                self.port = free_port(self._host)
+            try:
+                self._start_once()
+                break
+            except ServerStartError as exc:
+                # a free port can be taken by another process before the server binds it; a
+                # port this object chose is chosen again, a port the user gave is an error
+                if not (auto_port and exc.port_taken) or attempt == _PORT_ATTEMPTS:
+                    if auto_port:
+                        self.port = 0
+                    raise
+                logger.info("port %d was taken before the server bound it; trying another",
+                            self.port)
+        logger.info("inference server %r is ready at %s", self.name, self.endpoint)
+
+    def _start_once(self) -> None:
         atexit.register(self.stop)
         impl = self._backend_impl = self._create_backend()
         self._started = True
@@ -113,7 +139,6 @@ class InferenceServer:
         except BaseException:
             self.stop()
             raise
-        logger.info("inference server %r is ready at %s", self.name, self.endpoint)
 
     def stop(self) -> None:
         """Stop the server (idempotent). A server this object did not start is never touched."""
@@ -154,8 +179,9 @@ class InferenceServer:
         while time.monotonic() < deadline:
             code = getattr(self._backend_impl, "exited", lambda: None)()
             if code is not None:
+                tail = self._log_tail()
                 raise ServerStartError(f"the model server exited with code {code} while "
-                                       f"starting; its log ends:\n{self._log_tail()}")
+                                       f"starting; its log ends:\n{tail}", tail)
             try:
                 with urllib.request.urlopen(url, timeout=5) as resp:
                     body = json.loads(resp.read())
