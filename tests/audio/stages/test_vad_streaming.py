@@ -14,9 +14,15 @@ from curator import LocalExecutor, Pipeline
 from curator.task_files import load_task, save_task
 from curator_audio import AudioBatch, AudioDataFilterStage, ManifestReader
 from curator_audio import testing as T
-from curator_audio.decode import LazyWaveform, lazy_waveform, resample, resample_blocks
+from curator_audio.decode import (
+    LazyConcatenation,
+    LazyWaveform,
+    lazy_waveform,
+    resample,
+    resample_blocks,
+)
 from curator_audio.stages.extract_segments import SegmentExtractionStage
-from curator_audio.stages.preprocessing import MonoConversionStage
+from curator_audio.stages.preprocessing import MonoConversionStage, SegmentConcatenationStage
 from curator_audio.stages.timestamp_mapper import TimestampMapperStage
 from curator_audio.stages.vad_segmentation import VADSegmentationStage
 
@@ -143,6 +149,32 @@ def test_mono_conversion_leaves_long_audio_lazy_and_extraction_reads_spans(long_
         got, got_sr = sf.read(row["extracted_path"], dtype="float32")
         first = row["original_start_ms"] * 48000 // 1000
         assert got_sr == 48000 and np.allclose(got, wave[first:first + len(got)], atol=1e-4)
+
+
+def test_concatenation_of_streamed_segments_stays_lazy_and_maps_back(long_files, vad, tmp_path):
+    _, files, truth = long_files
+    path, wave = files[48000]
+    nested = VADSegmentationStage(**VAD_ARGS, stream_above_sec=WINDOW, stream_block_sec=BLOCK,
+                                  nested=True)
+    nested._model = vad._model
+    segmented = nested.process(_batch([{"audio_filepath": path}]))
+    segs = segmented.data[0]["segments"]
+    joined = SegmentConcatenationStage(silence_duration_sec=0.5).process(segmented)
+    (rec,) = joined.data
+    lazy = rec["waveform"]
+    assert isinstance(lazy, LazyConcatenation) and rec["num_segments"] == len(truth)
+    gap = np.zeros(24000, dtype=np.float32)
+    expected = np.concatenate([x for s in segs for x in (gap, np.asarray(s["waveform"]))][1:])
+    assert np.array_equal(np.asarray(lazy), expected)
+    save_task(joined, str(tmp_path / "joined"))
+    assert load_task(str(tmp_path / "joined.task.json")).data[0]["waveform"] == lazy
+    # the second VAD pass streams the concatenation; mapped back to the source file
+    rows = TimestampMapperStage().process(vad.process(joined))
+    assert len(rows.data) == len(truth)
+    for row, (ts, te) in zip(rows.data, truth, strict=True):
+        assert row["original_file"] == path
+        assert abs(row["original_start_ms"] / 1000 - ts) <= 0.1
+        assert abs(row["original_end_ms"] / 1000 - te) <= 0.1
 
 
 def test_long_silent_and_truncated_files_rejected_with_reasons(tmp_path, vad):

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 __all__ = ["AudioDecodeError", "load_audio", "audio_info", "resample", "to_mono", "record_waveform",
-           "open_audio", "LazyWaveform", "lazy_waveform", "resample_blocks", "as_waveform",
+           "open_audio", "LazyAudio", "LazyWaveform", "LazyConcatenation", "lazy_waveform", "resample_blocks", "as_waveform",
            "STREAM_ABOVE_SEC", "STREAM_BLOCK_SEC"]
 
 SUPPORTED_EXTENSIONS = (".wav", ".flac", ".ogg", ".mp3")
@@ -147,43 +147,84 @@ def resample_blocks(blocks: Iterable[np.ndarray], orig_sr: int, target_sr: int
         yield out[skip:skip + math.ceil(n * total / o) - done * n // o]
 
 
+class LazyAudio:
+    """Mono audio not yet decoded, standing in ``record["waveform"]`` for audio too long to hold
+    whole (longer than :data:`STREAM_ABOVE_SEC`): streaming stages read it :meth:`blocks` at a
+    time; any other stage gets the samples with ``np.asarray(wave)`` / :meth:`load` (as
+    :func:`record_waveform` and ``item_waveform`` do), decoding only the span it covers. Stored
+    tasks keep it as a reference (:meth:`to_state`), not as samples. Two kinds:
+    :class:`LazyWaveform` (a span of one file) and :class:`LazyConcatenation` (spans and
+    silences one after another, as ``SegmentConcatenationStage`` joins segments)."""
+
+    sample_rate: int
+    dtype = np.dtype(np.float32)
+    ndim = 1
+
+    def __len__(self) -> int:
+        raise NotImplementedError
+
+    @property
+    def shape(self) -> tuple[int]:
+        return (len(self),)
+
+    @property
+    def duration(self) -> float:
+        return len(self) / self.sample_rate
+
+    def blocks(self, block_sec: float = STREAM_BLOCK_SEC) -> Iterator[np.ndarray]:
+        """Consecutive mono float32 blocks of at most ``block_sec`` seconds; raises
+        :class:`AudioDecodeError` when a file holds fewer frames than promised or non-finite
+        samples."""
+        raise NotImplementedError
+
+    def span(self, first: int, last: int) -> LazyAudio:
+        """Frames ``[first, last)``, still not decoded."""
+        raise NotImplementedError
+
+    def to_state(self) -> dict[str, Any]:
+        """A JSON description that :meth:`from_state` rebuilds."""
+        raise NotImplementedError
+
+    @staticmethod
+    def from_state(state: dict[str, Any]) -> LazyAudio:
+        if "parts" in state:
+            return LazyConcatenation(
+                tuple(p if isinstance(p, int) else LazyWaveform(**p) for p in state["parts"]),
+                int(state["sample_rate"]))
+        return LazyWaveform(**state)
+
+    def load(self) -> np.ndarray:
+        """The samples, decoded (mono float32)."""
+        out = np.empty(len(self), dtype=np.float32)
+        pos = 0
+        for block in self.blocks():
+            out[pos:pos + len(block)] = block
+            pos += len(block)
+        return out
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        wave = self.load()
+        return wave if dtype is None else wave.astype(dtype, copy=False)
+
+
 @dataclass(frozen=True)
-class LazyWaveform:
-    """A mono waveform not yet decoded: ``frames`` frames of ``path`` from frame ``start``, at
-    the file's ``sample_rate``, channels averaged. It stands in ``record["waveform"]`` for audio
-    too long to hold whole (longer than :data:`STREAM_ABOVE_SEC`): streaming stages read it
-    :meth:`blocks` at a time, and any other stage gets the samples with ``np.asarray(wave)`` /
-    :meth:`load` (as :func:`record_waveform` and ``item_waveform`` do), so it decodes only the
-    span it is given. Stored tasks keep it as this reference, not as samples."""
+class LazyWaveform(LazyAudio):
+    """``frames`` frames of the file ``path`` from frame ``start``, at the file's
+    ``sample_rate``, channels averaged (see :class:`LazyAudio`)."""
 
     path: str
     sample_rate: int
     frames: int
     start: int = 0
 
-    dtype = np.dtype(np.float32)
-    ndim = 1
-
-    @property
-    def shape(self) -> tuple[int]:
-        return (self.frames,)
-
-    @property
-    def duration(self) -> float:
-        return self.frames / self.sample_rate
-
     def __len__(self) -> int:
         return self.frames
 
     def span(self, first: int, last: int) -> LazyWaveform:
-        """Frames ``[first, last)`` of this waveform, still not decoded."""
         first, last = max(0, int(first)), min(self.frames, int(last))
         return LazyWaveform(self.path, self.sample_rate, max(0, last - first), self.start + first)
 
     def blocks(self, block_sec: float = STREAM_BLOCK_SEC) -> Iterator[np.ndarray]:
-        """Consecutive mono float32 blocks of ``block_sec`` seconds (the last shorter); raises
-        :class:`AudioDecodeError` when the file holds fewer frames than promised or
-        non-finite samples."""
         step = max(1, int(block_sec * self.sample_rate))
         with open_audio(self.path) as f:
             if f.samplerate != self.sample_rate:
@@ -205,22 +246,48 @@ class LazyWaveform:
                 left -= audio.shape[0]
                 yield np.ascontiguousarray(to_mono(audio), dtype=np.float32)
 
-    def load(self) -> np.ndarray:
-        """The samples, decoded (mono float32)."""
-        out = np.empty(self.frames, dtype=np.float32)
-        pos = 0
-        for block in self.blocks():
-            out[pos:pos + len(block)] = block
-            pos += len(block)
-        return out
-
-    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
-        wave = self.load()
-        return wave if dtype is None else wave.astype(dtype, copy=False)
-
     def to_state(self) -> dict[str, Any]:
         return {"path": self.path, "sample_rate": self.sample_rate, "frames": self.frames,
                 "start": self.start}
+
+
+@dataclass(frozen=True)
+class LazyConcatenation(LazyAudio):
+    """``parts`` one after another at ``sample_rate``: each a :class:`LazyWaveform` or a number
+    of frames of silence (see :class:`LazyAudio`)."""
+
+    parts: tuple[LazyWaveform | int, ...]
+    sample_rate: int
+
+    def __len__(self) -> int:
+        return sum(p if isinstance(p, int) else len(p) for p in self.parts)
+
+    def span(self, first: int, last: int) -> LazyAudio:
+        first, last = max(0, int(first)), int(last)
+        out: list[LazyWaveform | int] = []
+        pos = 0
+        for part in self.parts:
+            size = part if isinstance(part, int) else len(part)
+            lo, hi = max(first, pos) - pos, min(last, pos + size) - pos
+            if hi > lo:
+                out.append(hi - lo if isinstance(part, int) else part.span(lo, hi))
+            pos += size
+        if len(out) == 1 and isinstance(out[0], LazyWaveform):
+            return out[0]
+        return LazyConcatenation(tuple(out), self.sample_rate)
+
+    def blocks(self, block_sec: float = STREAM_BLOCK_SEC) -> Iterator[np.ndarray]:
+        step = max(1, int(block_sec * self.sample_rate))
+        for part in self.parts:
+            if isinstance(part, int):
+                for i in range(0, part, step):
+                    yield np.zeros(min(step, part - i), dtype=np.float32)
+            else:
+                yield from part.blocks(block_sec)
+
+    def to_state(self) -> dict[str, Any]:
+        return {"sample_rate": self.sample_rate,
+                "parts": [p if isinstance(p, int) else p.to_state() for p in self.parts]}
 
 
 def lazy_waveform(path: str) -> LazyWaveform:
@@ -232,8 +299,8 @@ def lazy_waveform(path: str) -> LazyWaveform:
 
 
 def as_waveform(wave: Any) -> np.ndarray:
-    """``wave`` as a NumPy array: a :class:`LazyWaveform` decoded, anything else as given."""
-    return wave.load() if isinstance(wave, LazyWaveform) else wave
+    """``wave`` as a NumPy array: a :class:`LazyAudio` decoded, anything else as given."""
+    return wave.load() if isinstance(wave, LazyAudio) else wave
 
 
 def load_audio(path: str, *, offset: float = 0.0, duration: float | None = None,

@@ -12,7 +12,7 @@ __all__ = ["AudioBatch", "AUDIO_FILEPATH", "DURATION", "TEXT", "WAVEFORM", "SAMP
 AUDIO_FILEPATH = "audio_filepath"
 DURATION = "duration"
 TEXT = "text"
-WAVEFORM = "waveform"  # mono float32 numpy array or LazyWaveform (never in manifests)
+WAVEFORM = "waveform"  # mono float32 numpy array or LazyAudio (never in manifests)
 SAMPLE_RATE = "sample_rate"
 
 
@@ -23,8 +23,8 @@ class AudioBatch(Task[list[dict[str, Any]]]):
 
     Decoded audio, when a stage adds it, lives in ``record["waveform"]`` (mono float32 NumPy array)
     with ``record["sample_rate"]``; manifest writers leave the waveform out. Audio too long to
-    hold whole is a :class:`~curator_audio.decode.LazyWaveform` there instead: a reference to a
-    span of its file that streaming stages read block by block and others decode with
+    hold whole is a :class:`~curator_audio.decode.LazyAudio` there instead: a reference to
+    spans of its file that streaming stages read block by block and others decode with
     ``np.asarray``.
     """
 
@@ -47,8 +47,8 @@ class AudioBatch(Task[list[dict[str, Any]]]):
     def dump_data(self, files: Any) -> list[dict[str, Any]]:
         """The manifest records as JSON, each decoded waveform as its own ``.npy`` file
         (``{stem}.{i}.waveform.npy``, float32 as decoded; see :mod:`curator.task_files`); a
-        :class:`~curator_audio.decode.LazyWaveform` (here or in nested ``segments``) as its
-        reference ``{"lazy_waveform": {path, sample_rate, frames, start}}``, not as samples."""
+        :class:`~curator_audio.decode.LazyAudio` (here or in nested ``segments``) as its
+        reference ``{"lazy_waveform": {...}}`` (file spans and silences), not as samples."""
         import numpy as np
         from curator.task_files import dump_array, dump_value
 
@@ -77,9 +77,9 @@ _LAZY = "lazy_waveform"
 
 
 def _lazy_to_state(value: Any) -> Any:
-    from curator_audio.decode import LazyWaveform
+    from curator_audio.decode import LazyAudio
 
-    if isinstance(value, LazyWaveform):
+    if isinstance(value, LazyAudio):
         return {_LAZY: value.to_state()}
     if isinstance(value, dict):
         return {k: _lazy_to_state(v) for k, v in value.items()}
@@ -89,11 +89,11 @@ def _lazy_to_state(value: Any) -> Any:
 
 
 def _lazy_from_state(value: Any) -> Any:
-    from curator_audio.decode import LazyWaveform
+    from curator_audio.decode import LazyAudio
 
     if isinstance(value, dict):
         if set(value) == {_LAZY} and isinstance(value[_LAZY], dict):
-            return LazyWaveform(**value[_LAZY])
+            return LazyAudio.from_state(value[_LAZY])
         return {k: _lazy_from_state(v) for k, v in value.items()}
     if isinstance(value, list):
         return [_lazy_from_state(v) for v in value]

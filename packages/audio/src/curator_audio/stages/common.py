@@ -9,7 +9,7 @@ from typing import Any, ClassVar
 import numpy as np
 from curator.stages.filter import reject_filtered
 
-from curator_audio.decode import AudioDecodeError, LazyWaveform, load_audio
+from curator_audio.decode import AudioDecodeError, LazyAudio, load_audio
 from curator_audio.stages.base import AudioRecordStage, public_record
 from curator_audio.tasks import AudioBatch
 
@@ -32,17 +32,17 @@ def item_waveform(item: dict[str, Any], filepath_key: str = "audio_filepath",
                   waveform_key: str = "waveform", sample_rate_key: str = "sample_rate"
                   ) -> tuple[np.ndarray, int]:
     """The item's mono float32 waveform and rate: ``item[waveform_key]`` (NumPy or torch, 1-D or
-    ``(channels, samples)``, channels averaged; a :class:`~curator_audio.decode.LazyWaveform`
+    ``(channels, samples)``, channels averaged; a :class:`~curator_audio.decode.LazyAudio`
     decoded now) when present, else decoded from the file (honouring a segment's
     ``offset``/``duration``)."""
     wave = item.get(waveform_key)
-    if isinstance(wave, LazyWaveform):
+    if isinstance(wave, LazyAudio):
         try:
             return wave.load(), wave.sample_rate
         except AudioDecodeError as exc:
             raise AudioInputError("undecodable_audio", str(exc)) from exc
         except FileNotFoundError as exc:
-            raise AudioInputError("undecodable_audio", f"{wave.path}: file not found") from exc
+            raise AudioInputError("undecodable_audio", f"file not found: {exc}") from exc
     if wave is not None:
         sr = item.get(sample_rate_key)
         if sr is None or int(sr) <= 0:

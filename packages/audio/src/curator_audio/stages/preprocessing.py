@@ -17,6 +17,9 @@ from curator.stages.base import StageIO
 from curator_audio.decode import (
     STREAM_ABOVE_SEC,
     AudioDecodeError,
+    LazyAudio,
+    LazyConcatenation,
+    as_waveform,
     lazy_waveform,
     load_audio,
     resample,
@@ -64,7 +67,7 @@ class MonoConversionStage(_RejectingStage):
     Missing or undecodable files are rejected (``undecodable_audio``).
 
     Audio longer than ``stream_above_sec`` is not decoded here: its ``waveform`` is a
-    :class:`~curator_audio.decode.LazyWaveform` (the file's mono samples, read when needed), which
+    :class:`~curator_audio.decode.LazyAudio` (the file's mono samples, read when needed), which
     ``VADSegmentationStage`` streams block by block, so an hour-long recording is never held
     whole; stages that need all its samples decode it themselves.
 
@@ -72,7 +75,7 @@ class MonoConversionStage(_RejectingStage):
         output_sample_rate: the rate expected (Hz).
         audio_filepath_key: the audio path field.
         strict_sample_rate: reject audio at another rate.
-        stream_above_sec: audio longer than this (s) is left as a ``LazyWaveform``
+        stream_above_sec: audio longer than this (s) is left as a ``LazyAudio``
             (``None``: always decoded whole).
     """
 
@@ -207,7 +210,9 @@ class SegmentConcatenationStage(_RejectingStage):
     Sets ``waveform``, ``sample_rate``, ``original_file``, ``num_segments``,
     ``total_duration_sec``. Segments at another rate than the first are left out (as in NeMo);
     a record without ``segments`` is rejected (``missing_segments``), one whose segments are all
-    unusable too (``no_segments``).
+    unusable too (``no_segments``). Segments of a streamed recording (``LazyAudio`` spans) are
+    joined without decoding them: the ``waveform`` is a
+    :class:`~curator_audio.decode.LazyConcatenation` that the next VAD streams.
 
     Args:
         silence_duration_sec: silence between consecutive segments (s).
@@ -234,19 +239,23 @@ class SegmentConcatenationStage(_RejectingStage):
         if segments is None:
             raise AudioInputError("missing_segments", "SegmentConcatenationStage needs nested "
                                   "'segments' (VADSegmentationStage(nested=True))")
-        parts: list[np.ndarray] = []
+        parts: list[np.ndarray | LazyAudio | int] = []   # an int: that many frames of silence
         mappings: list[dict[str, Any]] = []
         sr: int | None = None
         pos_ms = 0
         gap_ms = int(self.silence_duration_sec * 1000)
         original = record.get("original_file", record.get(self.filepath_key, "unknown"))
         for seg in sorted(segments, key=self._order):
-            if seg.get("waveform") is None:
+            wave = seg.get("waveform")
+            if wave is None:
                 continue
-            try:
-                wave, seg_sr = item_waveform(seg)
-            except AudioInputError:
-                continue
+            if isinstance(wave, LazyAudio):
+                seg_sr = wave.sample_rate
+            else:
+                try:
+                    wave, seg_sr = item_waveform(seg)
+                except AudioInputError:
+                    continue
             if sr is not None and seg_sr != sr:
                 continue
             sr = seg_sr
@@ -256,7 +265,7 @@ class SegmentConcatenationStage(_RejectingStage):
             if end <= start:
                 end = start + dur_ms
             if parts:
-                parts.append(np.zeros(int(gap_ms * sr / 1000), dtype=np.float32))
+                parts.append(int(gap_ms * sr / 1000))
                 pos_ms += gap_ms
             mappings.append({"original_file": seg.get("original_file", original),
                              "original_start_ms": start, "original_end_ms": end,
@@ -267,6 +276,18 @@ class SegmentConcatenationStage(_RejectingStage):
         if not parts or sr is None:
             raise AudioInputError("no_segments", "no segment with a usable waveform")
         rest = {k: v for k, v in record.items() if k != SEGMENTS}
-        return {**rest, "waveform": np.concatenate(parts), "sample_rate": sr,
+        return {**rest, "waveform": _join(parts, sr), "sample_rate": sr,
                 "original_file": original, "num_segments": len(mappings),
                 "total_duration_sec": pos_ms / 1000.0, "segment_mappings": mappings}
+
+
+def _join(parts: list[np.ndarray | LazyAudio | int], sr: int) -> np.ndarray | LazyAudio:
+    """The parts one after another (an int: that many frames of silence): still lazy when every
+    audio part is, else decoded."""
+    if all(isinstance(p, int | LazyAudio) for p in parts):
+        flat: list[Any] = []
+        for p in parts:
+            flat.extend(p.parts if isinstance(p, LazyConcatenation) else [p])
+        return LazyConcatenation(tuple(flat), sr)
+    return np.concatenate([np.zeros(p, dtype=np.float32) if isinstance(p, int)
+                           else np.asarray(as_waveform(p), dtype=np.float32) for p in parts])

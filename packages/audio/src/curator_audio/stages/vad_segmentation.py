@@ -16,7 +16,7 @@ from curator_audio.decode import (
     STREAM_ABOVE_SEC,
     STREAM_BLOCK_SEC,
     AudioDecodeError,
-    LazyWaveform,
+    LazyAudio,
     lazy_waveform,
 )
 from curator_audio.stages.base import AudioRecordStage, public_record
@@ -43,12 +43,13 @@ class VADSegmentationStage(AudioRecordStage):
     Audio at 8 kHz or a multiple of 16 kHz is given to Silero as is (Silero decimates multiples
     itself); other rates are resampled to 16 kHz for the detection only.
 
-    Long recordings stream: a ``waveform`` that is a :class:`~curator_audio.decode.LazyWaveform`
-    (``MonoConversionStage`` leaves one for audio longer than its ``stream_above_sec``), or a
+    Long recordings stream: a ``waveform`` that is a :class:`~curator_audio.decode.LazyAudio`
+    (``MonoConversionStage`` leaves one for audio longer than its ``stream_above_sec``,
+    ``SegmentConcatenationStage`` joins such segments into one), or a
     file without a waveform longer than ``stream_above_sec``, is read ``stream_block_sec`` at a
     time and fed to Silero window by window with its state carried, keeping only one probability
     per 32 ms window; the spans are those of ``get_speech_timestamps`` on the whole audio. Its
-    segments' ``waveform`` are then ``LazyWaveform`` spans of the file (decoded by the stage that
+    segments' ``waveform`` are then ``LazyAudio`` spans of it (decoded by the stage that
     needs their samples), so no stage holds the whole recording. Rejected with a reason:
     undecodable audio (``undecodable_audio``), a waveform without a rate
     (``missing_sample_rate``), audio shorter than ``min_duration_sec`` (``too_short``), digital
@@ -125,11 +126,11 @@ class VADSegmentationStage(AudioRecordStage):
             max_speech_duration_s=self.max_duration_sec,
             min_silence_duration_ms=self.min_interval_ms, speech_pad_ms=self.speech_pad_ms)
 
-    def _audio(self, record: dict[str, Any]) -> tuple[np.ndarray | LazyWaveform, int]:
-        """The record's audio: its waveform (decoded, or a LazyWaveform as given), else its
+    def _audio(self, record: dict[str, Any]) -> tuple[np.ndarray | LazyAudio, int]:
+        """The record's audio: its waveform (decoded, or a LazyAudio as given), else its
         file decoded whole, or referenced when longer than ``stream_above_sec``."""
         wave = record.get(self.waveform_key)
-        if isinstance(wave, LazyWaveform):
+        if isinstance(wave, LazyAudio):
             return wave, wave.sample_rate
         path = record.get(self.filepath_key)
         if wave is None and path and "offset" not in record \
@@ -149,7 +150,7 @@ class VADSegmentationStage(AudioRecordStage):
         return item_waveform(record, self.filepath_key, self.waveform_key,
                              self.sample_rate_key)
 
-    def _streamed_spans(self, wave: LazyWaveform) -> list[tuple[float, float]]:
+    def _streamed_spans(self, wave: LazyAudio) -> list[tuple[float, float]]:
         heard = False
 
         def blocks() -> Iterable[np.ndarray]:
@@ -172,7 +173,7 @@ class VADSegmentationStage(AudioRecordStage):
         if len(wave) < self.min_duration_sec * sr:
             raise AudioInputError("too_short", f"{len(wave) / sr:.3f} s of audio is shorter "
                                   f"than min_duration_sec={self.min_duration_sec}")
-        if isinstance(wave, LazyWaveform):
+        if isinstance(wave, LazyAudio):
             spans = self._streamed_spans(wave)
         else:
             if not np.any(wave):
@@ -188,7 +189,7 @@ class VADSegmentationStage(AudioRecordStage):
         for i, (start, end) in enumerate(spans):
             start_ms, end_ms = int(start * 1000), int(end * 1000)
             first, last = int(start * sr), int(end * sr)
-            piece = wave.span(first, last) if isinstance(wave, LazyWaveform) \
+            piece = wave.span(first, last) if isinstance(wave, LazyAudio) \
                 else np.array(wave[first:last], dtype=np.float32)  # a copy
             out.append({**base, "waveform": piece, "sample_rate": sr, "start_ms": start_ms,
                         "end_ms": end_ms, "segment_num": i,
