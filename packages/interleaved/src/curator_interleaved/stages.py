@@ -72,31 +72,49 @@ class BaseInterleavedAnnotatorStage(ProcessingStage[InterleavedBatch, Interleave
             return task
         self.__dict__["_fetched"] = {}
         try:
-            out = self.annotate(task, df)
+            out = self._annotated(task, df, table if lean else None)
         finally:
             binary = self.__dict__.pop("_binary", None)
         fetched: dict[Any, bytes] = self.__dict__.pop("_fetched", {})
+        if isinstance(out, tuple):  # rows picked from the Arrow table (a filter)
+            picked, rows = out
+            if "binary_content" in picked.column_names and fetched:
+                picked = _with_fetched(picked, picked.column_names.index("binary_content"),
+                                       rows, fetched)
+            return task.derive(align_interleaved_table(picked))  # type: ignore[return-value]
         if not arrow:
             return task.derive(out.reset_index(drop=True))  # type: ignore[return-value]
         result = pa.Table.from_pandas(out, preserve_index=False)
+        rows = np.asarray(out.index, dtype=np.int64)
         if lean:
-            kept = _take_rows(binary, np.asarray(out.index, dtype=np.int64))
-            if fetched:
-                at = [k for k, i in enumerate(out.index) if i in fetched]
-                kept = replace_rows(kept, at, [fetched[out.index[k]] for k in at],
-                                    pa.large_binary())
+            kept = _take_rows(binary, rows)
             at = table.schema.get_field_index("binary_content")
             result = result.add_column(min(at, result.num_columns),
                                        pa.field("binary_content", pa.large_binary()), kept)
-        elif fetched and "binary_content" in result.column_names:
+        if fetched and "binary_content" in result.column_names:
             # bytes fetched for this stage stay with their rows: later stages and the writer
             # do not read them again
-            have = result["binary_content"].to_pylist()
-            values = [fetched.get(i, have[k]) for k, i in enumerate(out.index)]
-            result = result.set_column(result.schema.get_field_index("binary_content"),
-                                       pa.field("binary_content", pa.large_binary()),
-                                       pa.array(values, pa.large_binary()))
+            result = _with_fetched(result, result.column_names.index("binary_content"), rows,
+                                   fetched)
         return task.derive(align_interleaved_table(result))  # type: ignore[return-value]
+
+    def _annotated(self, task: InterleavedBatch, df: pd.DataFrame, table: pa.Table | None
+                   ) -> pd.DataFrame | tuple[pa.Table, np.ndarray]:
+        """The stage's output: :meth:`annotate`'s frame, or (a filter with a lean frame) the
+        rows it keeps taken from ``table``, the Arrow batch, with the input row of each."""
+        return self.annotate(task, df)
+
+
+def _with_fetched(table: pa.Table, at: int, rows: np.ndarray,
+                  fetched: dict[Any, bytes]) -> pa.Table:
+    """``table`` (whose row ``k`` came from input row ``rows[k]``) with the bytes fetched for
+    its input rows set in column ``at``."""
+    where = [k for k, i in enumerate(rows.tolist()) if i in fetched]
+    if not where:
+        return table
+    column = replace_rows(table.column(at), where, [fetched[int(rows[k])] for k in where],
+                          pa.large_binary())
+    return table.set_column(at, pa.field("binary_content", pa.large_binary()), column)
 
 
 @dataclass
@@ -134,12 +152,13 @@ class BaseInterleavedFilterStage(BaseInterleavedAnnotatorStage):
 
     @staticmethod
     def _basic_row_validity_mask(df: pd.DataFrame) -> pd.Series:
-        modality = df["modality"].astype(object)
-        position = pd.to_numeric(df["position"], errors="coerce")
-        ok = modality.isin(_ALLOWED_MODALITIES)
-        meta = (modality == "metadata") & (position == -1)
-        content = (modality != "metadata") & (position >= 0)
-        return (ok & (meta | content)).fillna(False).astype(bool)
+        modality = df["modality"].to_numpy(dtype=object, na_value=None)
+        position = pd.to_numeric(df["position"], errors="coerce").to_numpy(
+            dtype=np.float64, na_value=np.nan)
+        meta = modality == "metadata"
+        ok = meta | (modality == "text") | (modality == "image")
+        valid = ok & np.where(meta, position == -1, position >= 0)
+        return pd.Series(valid, index=df.index, dtype=bool)
 
     def keep_mask(self, task: InterleavedBatch, df: pd.DataFrame) -> pd.Series:
         keep = pd.Series(True, index=df.index, dtype=bool)
@@ -217,26 +236,68 @@ class BaseInterleavedFilterStage(BaseInterleavedAnnotatorStage):
 
     # -- the filter ------------------------------------------------------------------------
     def annotate(self, task: InterleavedBatch, df: pd.DataFrame) -> pd.DataFrame:
+        rows, positions = self._filter(task, df)
+        out = df.iloc[rows].copy()
+        if len(rows):
+            out["position"] = pd.Series(positions, index=out.index).astype(df["position"].dtype)
+        return out
+
+    def _annotated(self, task: InterleavedBatch, df: pd.DataFrame, table: pa.Table | None
+                   ) -> pd.DataFrame | tuple[pa.Table, np.ndarray]:
+        if table is None or type(self).annotate is not BaseInterleavedFilterStage.annotate:
+            return self.annotate(task, df)
+        columns = list(df.columns)
+        rows, positions = self._filter(task, df)
+        if list(df.columns) != columns:  # the mask added columns to the frame: keep them
+            out = df.iloc[rows].copy()
+            if len(rows):
+                out["position"] = pd.Series(positions, index=out.index).astype(
+                    df["position"].dtype)
+            return out
+        # the kept rows straight from Arrow: no pandas round trip, image bytes of surviving
+        # runs of rows not copied
+        take = pa.array(rows, pa.int64())
+        columns_out = []
+        for name in table.column_names:
+            column = table[name]
+            if name == "binary_content":
+                columns_out.append(_take_rows(column, rows))
+            elif name == "position":
+                columns_out.append(pa.array(positions, pa.int64()).cast(column.type))
+            else:
+                columns_out.append(column.take(take))
+        return pa.Table.from_arrays(columns_out, schema=table.schema), rows
+
+    def _filter(self, task: InterleavedBatch, df: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+        """The rows of ``df`` (positions in it) the filter keeps, in output order, and their new
+        ``position`` values; removed rows reported (see the module doc)."""
         self.__dict__["_bad_rows"] = {}
         self.__dict__["_row_scores"] = {}
-        keep = self.keep_mask(task, df)
-        kept = df[keep.to_numpy()].copy()
-        content = (kept["modality"] != "metadata").to_numpy()
+        keep = self.keep_mask(task, df).to_numpy(dtype=bool)
+        modality = df["modality"].to_numpy(dtype=object, na_value=None)
+        position = pd.to_numeric(df["position"], errors="coerce").to_numpy(
+            dtype=np.float64, na_value=np.nan)
+        kept = np.flatnonzero(keep)
+        # documents in the order they first appear among the kept rows
+        codes = pd.factorize(df["sample_id"].to_numpy(dtype=object, na_value=None)[kept],
+                             use_na_sentinel=False)[0]
+        content = modality[kept] != "metadata"
+        new_position = position[kept].copy()
         if content.any():
-            body = kept[content]
-            order = np.lexsort((pd.to_numeric(body["position"]).to_numpy(),
-                                pd.factorize(body["sample_id"])[0]))
-            ranks = body.iloc[order].groupby("sample_id", sort=False).cumcount()
-            kept.loc[ranks.index, "position"] = ranks.astype("int64").to_numpy()
-        with_content = set(kept.loc[content, "sample_id"])
-        orphan = (~content) & (~kept["sample_id"].isin(with_content).to_numpy())
-        removed_meta = kept[orphan]
-        kept = kept[~orphan]
-        self._report_removed(task, df, keep, removed_meta)
-        # documents keep their order in the batch; rows are in reading order within each
-        order = np.lexsort((pd.to_numeric(kept["position"]).to_numpy(),
-                            pd.factorize(kept["sample_id"])[0]))
-        return kept.iloc[order]
+            # content rows renumbered 0..n-1 per document in their order
+            body = np.flatnonzero(content)
+            order = body[np.lexsort((position[kept][body], codes[body]))]
+            ordered_codes = codes[order]
+            starts = np.flatnonzero(np.r_[True, ordered_codes[1:] != ordered_codes[:-1]])
+            group_start = np.repeat(starts, np.diff(np.r_[starts, len(order)]))
+            new_position[order] = np.arange(len(order)) - group_start
+        has_content = np.zeros(int(codes.max()) + 1 if len(codes) else 0, dtype=bool)
+        has_content[codes[content]] = True
+        orphan = ~content & ~has_content[codes]  # a document left with no content goes whole
+        self._report_removed(task, df, keep, df.iloc[kept[orphan]])
+        remaining = np.flatnonzero(~orphan)
+        order = remaining[np.lexsort((new_position[remaining], codes[remaining]))]
+        return kept[order], new_position[order].astype(np.int64)
 
     def _row_record(self, row: pd.Series) -> dict[str, Any]:
         rec = {}
@@ -246,12 +307,14 @@ class BaseInterleavedFilterStage(BaseInterleavedAnnotatorStage):
             rec[str(k)] = None if _is_na(v) else (v.item() if hasattr(v, "item") else v)
         return rec
 
-    def _report_removed(self, task: InterleavedBatch, df: pd.DataFrame, keep: pd.Series,
+    def _report_removed(self, task: InterleavedBatch, df: pd.DataFrame, keep: np.ndarray,
                         removed_meta: pd.DataFrame) -> None:
         bad: dict[Any, tuple[str, str]] = self.__dict__.get("_bad_rows", {})
         scores: dict[Any, Any] = self.__dict__.get("_row_scores", {})
-        removed = df[~keep.to_numpy()]
-        for idx, row in removed.iterrows():
+        removed = df.index[~np.asarray(keep, dtype=bool)]
+        if not self.split:  # only the rows that could not be judged are reported
+            removed = [idx for idx in removed if idx in bad]
+        for idx, row in df.loc[removed].iterrows():
             if idx in bad:
                 reason, error = bad[idx]
                 self.reject(task, reason, error=error, record=self._row_record(row))
@@ -279,10 +342,10 @@ def _take_rows(column: pa.Array | pa.ChunkedArray, rows: np.ndarray) -> pa.Chunk
     breaks = np.flatnonzero(np.diff(rows) != 1) + 1
     if len(breaks) >= _MAX_SLICE_RUNS or rows.min() < 0 or rows.max() >= len(column):
         return column.take(pa.array(rows, pa.int64()))
+    if not len(breaks):
+        return column.slice(int(rows[0]), n)
     starts = np.concatenate([[0], breaks])
     ends = np.concatenate([breaks, [n]])
-    if len(starts) == 1:
-        return column.slice(int(rows[0]), n)
     chunks = [chunk for a, b in zip(starts.tolist(), ends.tolist(), strict=True)
               for chunk in column.slice(int(rows[a]), b - a).chunks]
     return pa.chunked_array(chunks, type=column.type)
