@@ -32,7 +32,7 @@ from curator_interleaved.tasks import InterleavedBatch
 from curator_interleaved.utils.validation_utils import resolve_storage_options
 
 __all__ = ["fetch_bytes", "materialize_table", "materialize_task_binary_content",
-           "extract_tiff_frame", "replace_rows", "HTTP_TIMEOUT_S"]
+           "extract_tiff_frame", "is_local_filesystem", "replace_rows", "HTTP_TIMEOUT_S"]
 
 log = logging.getLogger(__name__)
 
@@ -143,7 +143,7 @@ def _read_ranges(groups: dict[str, list[tuple[int, int, int]]], refs: Sequence[d
             unique.setdefault((inner, off, size), []).append(i)
     for fs, unique in by_fs.values():
         keys = list(unique)
-        if _is_local(fs):
+        if is_local_filesystem(fs):
             blobs = _read_local_ranges(keys)
         else:
             try:
@@ -169,7 +169,8 @@ def _read_ranges(groups: dict[str, list[tuple[int, int, int]]], refs: Sequence[d
                 errors[i] = f"{reason}" + (f" for member '{member}'" if member else "")
 
 
-def _is_local(fs: Any) -> bool:
+def is_local_filesystem(fs: Any) -> bool:
+    """Whether ``fs`` (an fsspec filesystem) is the local disk."""
     from fsspec.implementations.local import LocalFileSystem
 
     return isinstance(fs, LocalFileSystem)

@@ -18,6 +18,7 @@ keeps its row with ``materialize_error`` set, so the stage that needs its bytes 
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import mimetypes
@@ -32,7 +33,10 @@ from curator import FileGroupTask
 from curator_interleaved.io.readers.base import BaseInterleavedReader
 from curator_interleaved.tasks import INTERLEAVED_SCHEMA, RESERVED_COLUMNS, InterleavedBatch
 from curator_interleaved.utils.constants import DEFAULT_IMAGE_EXTENSIONS, DEFAULT_JSON_EXTENSIONS
-from curator_interleaved.utils.materialization import extract_tiff_frame
+from curator_interleaved.utils.materialization import (
+    extract_tiff_frame,
+    is_local_filesystem,
+)
 from curator_interleaved.utils.validation_utils import validate_and_project_source_fields
 
 __all__ = ["InterleavedWebdatasetReaderStage", "RowColumns"]
@@ -159,6 +163,13 @@ class InterleavedWebdatasetReaderStage(BaseInterleavedReader):
         return default_image_member_name
 
     def _excluded(self) -> set[str]:
+        cached = self.__dict__.get("_excluded_fields")
+        if cached is not None:
+            return cached
+        self.__dict__["_excluded_fields"] = cached = self._excluded_fields()
+        return cached
+
+    def _excluded_fields(self) -> set[str]:
         return set(RESERVED_COLUMNS) | {self.texts_field, self.images_field,
                                         *self.per_image_fields, *self.per_text_fields} | (
             {self.sample_id_field} if self.sample_id_field else set()) | (
@@ -190,9 +201,9 @@ class InterleavedWebdatasetReaderStage(BaseInterleavedReader):
         per_text = self._per_modality(sample, self.per_text_fields)
         passthrough = validate_and_project_source_fields(sample, self.fields, self._excluded())
         names = shard.members
-        out.add(sample_id, -1, "metadata", "application/json",
-                source_ref=self._ref(shard, member.name), user=passthrough)
         json_ref = self._ref(shard, member.name)
+        out.add(sample_id, -1, "metadata", "application/json", source_ref=json_ref,
+                user=passthrough)
         content: list[tuple[int, int, dict[str, Any]]] = []  # (position, text first, row)
         n_text = 0
         for idx, value in enumerate(texts):
@@ -211,7 +222,7 @@ class InterleavedWebdatasetReaderStage(BaseInterleavedReader):
             if token is None:
                 continue
             key = self._resolve_image_content_key(token, default, names)
-            ctype, _ = mimetypes.guess_type(key or default or "")
+            ctype = _content_type(key or default or "")
             frame = None
             if key is not None and ctype == "image/tiff":
                 frame = frames.get(key, 0)
@@ -292,7 +303,9 @@ class InterleavedWebdatasetReaderStage(BaseInterleavedReader):
         size = int(fs.size(inner))
         compressed = path.lower().endswith(_COMPRESSED)
         try:
-            fh = fs.open(inner, "rb")
+            # a local shard through the builtin file: tarfile's many small reads and seeks
+            # skip fsspec's Python wrapper
+            fh = open(inner, "rb") if is_local_filesystem(fs) else fs.open(inner, "rb")
         except OSError as e:
             self.reject(task, "unreadable_shard", record={"path": path}, source=path, error=e)
             return
@@ -331,8 +344,12 @@ class InterleavedWebdatasetReaderStage(BaseInterleavedReader):
                         continue
                     record = {"path": path, "member": info.name}
                     try:
-                        f = tf.extractfile(info)
-                        raw = f.read() if f is not None else b""
+                        if shard.ranged and not info.issparse():  # by offset: no file object
+                            fh.seek(info.offset_data)
+                            raw = fh.read(info.size)
+                        else:
+                            f = tf.extractfile(info)
+                            raw = f.read() if f is not None else b""
                         if len(raw) != info.size:
                             raise EOFError(f"{len(raw)} of {info.size} bytes")
                     except (tarfile.TarError, OSError, EOFError) as e:
@@ -362,6 +379,16 @@ class InterleavedWebdatasetReaderStage(BaseInterleavedReader):
         elif self.schema is not None:
             table = self.schema.empty_table()
         return self._batches(task, table, self.max_batch_bytes)
+
+
+@functools.lru_cache(maxsize=256)
+def _type_of_suffix(suffix: str) -> str | None:
+    return mimetypes.guess_type(f"member{suffix}")[0]
+
+
+def _content_type(name: str) -> str | None:
+    """The MIME type of a member name (``mimetypes``, by its suffix, cached)."""
+    return _type_of_suffix("".join(PurePosixPath(name).suffixes[-2:])) if name else None
 
 
 def _jsonable(value: Any) -> Any:
