@@ -303,20 +303,49 @@ def materialize_table(table: pa.Table, rows: Sequence[int] | None = None, *,
 
 def replace_rows(column: pa.Array | pa.ChunkedArray, rows: Sequence[int], values: Sequence[Any],
                  typ: pa.DataType) -> pa.Array | pa.ChunkedArray:
-    """``column`` with ``values[k]`` at row ``rows[k]`` (the other rows, and their buffers, kept
-    as they are: image bytes already in Arrow are not copied through Python)."""
+    """``column`` with ``values[k]`` at row ``rows[k]`` (a repeated row: the last value). The
+    other rows, and their buffers, are kept as they are; in a binary column each new ``bytes``
+    value becomes a one-row chunk over the Python object's own memory, so image bytes are never
+    copied into a freshly allocated Arrow buffer (on this path the page faults of that copy cost
+    more than the copy)."""
     if not rows:
         return column
     if column.type != typ:
         column = column.cast(typ)
-    by_row = dict(zip((int(r) for r in rows), values, strict=True))  # a repeated row: last wins
-    if column.null_count == len(column):  # nothing to keep (lazy bytes): one array, one copy
-        return pa.array([by_row.get(r) for r in range(len(column))], type=typ)
+    by_row = dict(zip((int(r) for r in rows), values, strict=True))
     at = sorted(by_row)
-    mask = np.zeros(len(column), dtype=bool)
-    mask[at] = True
-    replacements = pa.array([by_row[r] for r in at], type=typ)
-    return pc.replace_with_mask(column, pa.array(mask), replacements)
+    n = len(column)
+    if not (pa.types.is_binary(typ) or pa.types.is_large_binary(typ)):
+        if column.null_count == n:  # nothing to keep: one small array
+            return pa.array([by_row.get(r) for r in range(n)], type=typ)
+        mask = np.zeros(n, dtype=bool)
+        mask[at] = True
+        return pc.replace_with_mask(column, pa.array(mask),
+                                    pa.array([by_row[r] for r in at], type=typ))
+    if isinstance(column, pa.Array):
+        column = pa.chunked_array([column], type=typ)
+    chunks: list[pa.Array] = []
+    done = 0
+    for r in at:
+        if r > done:
+            chunks.extend(column.slice(done, r - done).chunks)
+        chunks.append(_one_binary(by_row[r], typ))
+        done = r + 1
+    if done < n:
+        chunks.extend(column.slice(done).chunks)
+    return pa.chunked_array(chunks, type=typ)
+
+
+def _one_binary(value: Any, typ: pa.DataType) -> pa.Array:
+    """A one-row binary array of ``value``: over the ``bytes`` object itself (immutable, kept
+    alive by the array), a copy of any other buffer, or a null."""
+    if value is None:
+        return pa.nulls(1, typ)
+    if type(value) is not bytes:
+        value = bytes(value)
+    offsets = np.array([0, len(value)],
+                       dtype=np.int64 if pa.types.is_large_binary(typ) else np.int32)
+    return pa.Array.from_buffers(typ, 1, [None, pa.py_buffer(offsets), pa.py_buffer(value)])
 
 
 def materialize_task_binary_content(task: InterleavedBatch, *,
