@@ -175,6 +175,10 @@ def main() -> None:
                 times[kind].append(s)
                 peak[kind] = max(peak[kind], mb)
                 rows[kind] = n
+        if rows["plain"] != rows["curator"]:  # the docstring's "checked": a run that lost or
+            # duplicated rows is not a throughput figure
+            raise SystemExit(f"{label}: rows written differ: plain={rows['plain']} "
+                             f"curator={rows['curator']}")
         med = {k: statistics.median(v) for k, v in times.items()}
         print(f"{label}: {total / 1e6:.0f} MB of shards; rows written plain={rows['plain']} "
               f"curator={rows['curator']}")
