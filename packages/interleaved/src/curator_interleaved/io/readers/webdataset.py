@@ -24,7 +24,6 @@ import logging
 import mimetypes
 import tarfile
 from dataclasses import dataclass, field
-from pathlib import PurePosixPath
 from typing import Any
 
 import pyarrow as pa
@@ -181,7 +180,7 @@ class InterleavedWebdatasetReaderStage(BaseInterleavedReader):
                      task: FileGroupTask) -> bool:
         """Append one document's rows; ``False`` (and a rejected record) when it is malformed."""
         sid_value = sample.get(self.sample_id_field) if self.sample_id_field else None
-        sample_id = str(sid_value) if sid_value is not None else PurePosixPath(member.name).stem
+        sample_id = str(sid_value) if sid_value is not None else _stem(member.name)
         texts = sample.get(self.texts_field)
         images = sample.get(self.images_field)
         record = {"sample_id": sample_id, "path": shard.path, "member": member.name}
@@ -387,8 +386,21 @@ def _type_of_suffix(suffix: str) -> str | None:
 
 
 def _content_type(name: str) -> str | None:
-    """The MIME type of a member name (``mimetypes``, by its suffix, cached)."""
-    return _type_of_suffix("".join(PurePosixPath(name).suffixes[-2:])) if name else None
+    """The MIME type of a member name (``mimetypes``, by its last two suffixes, cached)."""
+    if not name:
+        return None
+    base = name.rsplit("/", 1)[-1]
+    if base.endswith("."):  # no suffix (``pathlib``'s rule)
+        return _type_of_suffix("")
+    parts = base.lstrip(".").split(".")[1:]
+    return _type_of_suffix("".join(f".{p}" for p in parts[-2:]))
+
+
+def _stem(name: str) -> str:
+    """``PurePosixPath(name).stem`` of a member name, without building a path object."""
+    base = name.rstrip("/").rsplit("/", 1)[-1]
+    dot = base.rfind(".")
+    return base[:dot] if 0 < dot < len(base) - 1 else base
 
 
 def _jsonable(value: Any) -> Any:
