@@ -13,14 +13,15 @@
 4. Peak RSS (all processes) of the VAD-only pipeline on ONE recording of ``--long-small``
    minutes and ONE of ``--long-large`` minutes (the long-form case: the file is streamed, read
    block by block, never held whole), with the pipeline's and the plain loop's audio seconds per
-   wall second on the long one (``--long-loop``; the loop decodes the whole file).
+   wall second on the long one (``--long-loop``; the loop decodes the whole file), and the full
+   composite's peak on both (``--long-full``).
 
 The audio is espeak-ng speech (Debian ``espeak-ng``) between silences and noise at 48 kHz.
 
     uv run python benchmarks/audio_vad.py [--minutes 3] [--repeats 3] [--mem-small 6]
                                           [--mem-large 60] [--long-small 6] [--long-large 60]
                                           [--skip-full] [--skip-memory] [--skip-long]
-                                          [--long-loop]
+                                          [--long-loop] [--long-full]
     (``--repeats 0``: no VAD-only / loop comparison)
 """
 
@@ -200,6 +201,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--skip-long", action="store_true")
     ap.add_argument("--long-loop", action="store_true",
                     help="also run the plain loop on the long recording (it decodes it whole)")
+    ap.add_argument("--long-full", action="store_true",
+                    help="also run the full composite (tiny stand-in models) on each long file")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     ap.add_argument("--manifest", help=argparse.SUPPRESS)
     ap.add_argument("--models-dir", default="", help=argparse.SUPPRESS)
@@ -244,6 +247,10 @@ def main(argv: list[str] | None = None) -> None:
                 report[f"one_file_peak_rss_mb_{label}"] = r["peak_rss_mb"]
                 report[f"one_file_audio_min_{label}"] = round(r["audio_s"] / 60, 1)
                 report[f"one_file_audio_s_per_s_{label}"] = r["audio_s_per_s"]
+                if args.long_full:
+                    full = measure("full", m, work)
+                    print(json.dumps(full), flush=True)
+                    report[f"one_file_full_peak_rss_mb_{label}"] = full["peak_rss_mb"]
                 if label == "large" and args.long_loop:
                     loop = measure("loop", m, work)
                     print(json.dumps(loop), flush=True)
@@ -252,6 +259,10 @@ def main(argv: list[str] | None = None) -> None:
                 shutil.rmtree(os.path.join(work, f"long_{label}"), ignore_errors=True)
             report["one_file_memory_ratio"] = round(report["one_file_peak_rss_mb_large"]
                                                     / report["one_file_peak_rss_mb_small"], 3)
+            if args.long_full:
+                report["one_file_full_memory_ratio"] = round(
+                    report["one_file_full_peak_rss_mb_large"]
+                    / report["one_file_full_peak_rss_mb_small"], 3)
         print(json.dumps(report, indent=1))
     finally:
         shutil.rmtree(work, ignore_errors=True)
