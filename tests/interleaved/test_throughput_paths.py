@@ -138,3 +138,37 @@ def test_arrow_path_matches_annotate_frame_rules(split):
         (r.record["sample_id"], r.record["position"]) for r in from_frame]
     expected = [("b", 0), ("a", 1), ("b", -1)] if split else []
     assert [(r.record["sample_id"], r.record["position"]) for r in from_arrow] == expected
+
+
+def test_ratio_filter_arrow_path_matches_annotate():
+    rows = [_row("a", -1, "metadata"), _row("a", 0, "text", "one two three four"),
+            _row("a", 1, "image", data=b"x"), _row("b", -1, "metadata"),
+            _row("b", 0, "image", data=b"x"), _row("b", 1, "text", "two words"),
+            _row("b", 2, "image", data=b"x"), _row("c", -1, "metadata"),
+            _row("c", 0, "text", None)]
+    batch = InterleavedBatch(task_id="t", dataset_name="d",
+                             data=pa.Table.from_pylist(rows, schema=INTERLEAVED_SCHEMA))
+    stage = InterleavedImageToTextRatioFilterStage(max_ratio=0.5, split=True)
+    out = stage.process(batch).to_pyarrow().to_pylist()
+    from_arrow = sorted((r.record["sample_id"], r.record["position"], r.record["score"])
+                        for r in stage.drain_rejected())
+    frame = stage.annotate(batch, batch.to_pandas().copy()).to_dict("records")
+    from_frame = sorted((r.record["sample_id"], r.record["position"], r.record["score"])
+                        for r in stage.drain_rejected())
+    assert [(r["sample_id"], r["position"]) for r in out] == [
+        (r["sample_id"], int(r["position"])) for r in frame] == [
+        ("a", -1), ("a", 0), ("a", 1), ("c", -1), ("c", 0)]
+    assert from_arrow == from_frame == [("b", -1, 1.0), ("b", 0, 1.0), ("b", 1, 1.0),
+                                        ("b", 2, 1.0)]
+
+
+def test_a_subclass_deciding_on_its_frame_is_not_bypassed():
+    class Landscape(InterleavedAspectRatioFilterStage):
+        def content_keep_mask(self, task, df):  # every image goes
+            return df["modality"] != "image"
+
+    batch = InterleavedBatch(task_id="t", dataset_name="d", data=pa.Table.from_pylist(
+        [_row("a", -1, "metadata"), _row("a", 0, "text", "hi"),
+         _row("a", 1, "image", data=_png(40, 30))], schema=INTERLEAVED_SCHEMA))
+    out = Landscape().process(batch).to_pyarrow()
+    assert out["modality"].to_pylist() == ["metadata", "text"]

@@ -21,6 +21,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 from curator import ProcessingStage
 from curator.stages.filter import reject_filtered
 
@@ -61,6 +62,10 @@ class BaseInterleavedAnnotatorStage(ProcessingStage[InterleavedBatch, Interleave
     def process(self, task: InterleavedBatch) -> InterleavedBatch:
         arrow = isinstance(task.data, pa.Table)
         table = task.to_pyarrow() if arrow else None
+        if arrow:
+            done = self._process_table(task, table)
+            if done is not None:
+                return done
         lean = arrow and not self.binary_in_frame and "binary_content" in table.column_names
         if lean:
             self.__dict__["_binary"] = table["binary_content"]
@@ -97,6 +102,11 @@ class BaseInterleavedAnnotatorStage(ProcessingStage[InterleavedBatch, Interleave
             result = _with_fetched(result, result.column_names.index("binary_content"), rows,
                                    fetched)
         return task.derive(align_interleaved_table(result))  # type: ignore[return-value]
+
+    def _process_table(self, task: InterleavedBatch, table: pa.Table) -> InterleavedBatch | None:
+        """The output batch computed on the Arrow table alone (no pandas frame), or ``None``:
+        the stage needs its frame."""
+        return None
 
     def _annotated(self, task: InterleavedBatch, df: pd.DataFrame, table: pa.Table | None
                    ) -> pd.DataFrame | tuple[pa.Table, np.ndarray]:
@@ -139,6 +149,13 @@ class BaseInterleavedFilterStage(BaseInterleavedAnnotatorStage):
     def content_keep_mask(self, task: InterleavedBatch, df: pd.DataFrame) -> pd.Series:
         """Boolean keep-mask aligned to ``df``'s index."""
 
+    def table_keep_mask(self, task: InterleavedBatch, table: pa.Table) -> np.ndarray:
+        """The same decision as :meth:`content_keep_mask` on the Arrow batch (a boolean array
+        over its rows; row ``i`` is index ``i`` for :meth:`mark_bad` / :meth:`record_score`).
+        Optional: a filter that implements it is run without a pandas frame (Curator's
+        aspect-ratio and image-to-text filters do); the others get their frame."""
+        raise NotImplementedError
+
     # -- helpers for subclasses ------------------------------------------------------------
     def mark_bad(self, idx: Any, reason: str, error: str = "") -> None:
         """Record that row ``idx`` could not be judged: it goes to the sink with ``reason`` (a
@@ -152,21 +169,18 @@ class BaseInterleavedFilterStage(BaseInterleavedAnnotatorStage):
 
     @staticmethod
     def _basic_row_validity_mask(df: pd.DataFrame) -> pd.Series:
-        modality = df["modality"].to_numpy(dtype=object, na_value=None)
-        position = pd.to_numeric(df["position"], errors="coerce").to_numpy(
-            dtype=np.float64, na_value=np.nan)
-        meta = modality == "metadata"
-        ok = meta | (modality == "text") | (modality == "image")
-        valid = ok & np.where(meta, position == -1, position >= 0)
-        return pd.Series(valid, index=df.index, dtype=bool)
+        return pd.Series(_validity(*_frame_arrays(df)[:2]), index=df.index, dtype=bool)
+
+    def _mark_invalid(self, labels: Any) -> None:
+        for idx in labels:
+            self.mark_bad(idx, "invalid_row", "modality must be text, image or metadata; "
+                                             "position -1 for metadata, >= 0 for content")
 
     def keep_mask(self, task: InterleavedBatch, df: pd.DataFrame) -> pd.Series:
         keep = pd.Series(True, index=df.index, dtype=bool)
         if self.drop_invalid_rows:
             valid = self._basic_row_validity_mask(df)
-            for idx in df.index[~valid.to_numpy()]:
-                self.mark_bad(idx, "invalid_row", "modality must be text, image or metadata; "
-                                                 "position -1 for metadata, >= 0 for content")
+            self._mark_invalid(df.index[~valid.to_numpy()])
             keep &= valid
         keep &= self.content_keep_mask(task, df).reindex(df.index, fill_value=True).astype(bool)
         return keep
@@ -215,11 +229,32 @@ class BaseInterleavedFilterStage(BaseInterleavedAnnotatorStage):
             binary = stored.take(pa.array(np.asarray(indices, dtype=np.int64))).to_pylist()
         else:
             binary = column("binary_content")
-        errors = column("materialize_error")
-        need = [i for i in range(n) if binary[i] is None]
+        yield from self._materialized_rows(task, indices, binary, column("materialize_error"),
+                                           lambda: column("source_ref"))
+
+    def iter_table_bytes(self, task: InterleavedBatch, table: pa.Table,
+                         rows: np.ndarray) -> Iterator[tuple[int, bytes | None]]:
+        """:meth:`iter_materialized_bytes` for rows ``rows`` of the Arrow batch."""
+        if not len(rows):
+            return
+        take = pa.array(np.asarray(rows, dtype=np.int64))
+
+        def column(name: str) -> list[Any]:
+            if name not in table.column_names:
+                return [None] * len(rows)
+            return table[name].take(take).to_pylist()
+
+        yield from self._materialized_rows(task, [int(r) for r in rows], column("binary_content"),
+                                           column("materialize_error"),
+                                           lambda: column("source_ref"))
+
+    def _materialized_rows(self, task: InterleavedBatch, indices: list[Any], binary: list[Any],
+                           errors: list[Any], source_refs: Callable[[], list[Any]]
+                           ) -> Iterator[tuple[Any, bytes | None]]:
+        need = [i for i in range(len(indices)) if binary[i] is None]
         need_set = set(need)
         if need:
-            refs_col = column("source_ref")
+            refs_col = source_refs()
             refs = [InterleavedBatch.parse_source_ref(refs_col[i]) for i in need]
             payloads, errs = fetch_bytes(refs, resolve_storage_options(task))
             for i, data, err in zip(need, payloads, errs, strict=True):
@@ -237,10 +272,7 @@ class BaseInterleavedFilterStage(BaseInterleavedAnnotatorStage):
     # -- the filter ------------------------------------------------------------------------
     def annotate(self, task: InterleavedBatch, df: pd.DataFrame) -> pd.DataFrame:
         rows, positions = self._filter(task, df)
-        out = df.iloc[rows].copy()
-        if len(rows):
-            out["position"] = pd.Series(positions, index=out.index).astype(df["position"].dtype)
-        return out
+        return _frame_rows(df, rows, positions)
 
     def _annotated(self, task: InterleavedBatch, df: pd.DataFrame, table: pa.Table | None
                    ) -> pd.DataFrame | tuple[pa.Table, np.ndarray]:
@@ -249,24 +281,29 @@ class BaseInterleavedFilterStage(BaseInterleavedAnnotatorStage):
         columns = list(df.columns)
         rows, positions = self._filter(task, df)
         if list(df.columns) != columns:  # the mask added columns to the frame: keep them
-            out = df.iloc[rows].copy()
-            if len(rows):
-                out["position"] = pd.Series(positions, index=out.index).astype(
-                    df["position"].dtype)
-            return out
-        # the kept rows straight from Arrow: no pandas round trip, image bytes of surviving
-        # runs of rows not copied
-        take = pa.array(rows, pa.int64())
-        columns_out = []
-        for name in table.column_names:
-            column = table[name]
-            if name == "binary_content":
-                columns_out.append(_take_rows(column, rows))
-            elif name == "position":
-                columns_out.append(pa.array(positions, pa.int64()).cast(column.type))
-            else:
-                columns_out.append(column.take(take))
-        return pa.Table.from_arrays(columns_out, schema=table.schema), rows
+            return _frame_rows(df, rows, positions)
+        return _table_rows(table, rows, positions), rows
+
+    def _process_table(self, task: InterleavedBatch, table: pa.Table) -> InterleavedBatch | None:
+        cls = type(self)
+        if (_owner(cls, "table_keep_mask") is BaseInterleavedFilterStage
+                or _owner(cls, "content_keep_mask") is not _owner(cls, "table_keep_mask")
+                or cls.annotate is not BaseInterleavedFilterStage.annotate
+                or cls.keep_mask is not BaseInterleavedFilterStage.keep_mask):
+            return None  # the filter decides on its frame
+        if table.num_rows == 0:
+            return task
+        self.__dict__["_fetched"] = {}
+        try:
+            rows, positions = self._filter_table(task, table)
+        finally:
+            fetched: dict[Any, bytes] = self.__dict__.pop("_fetched", {})
+        out = _table_rows(table, rows, positions)
+        if fetched and "binary_content" in out.column_names:
+            # bytes fetched for this stage stay with their rows: later stages and the writer
+            # do not read them again
+            out = _with_fetched(out, out.column_names.index("binary_content"), rows, fetched)
+        return task.derive(align_interleaved_table(out))  # type: ignore[return-value]
 
     def _filter(self, task: InterleavedBatch, df: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
         """The rows of ``df`` (positions in it) the filter keeps, in output order, and their new
@@ -274,17 +311,39 @@ class BaseInterleavedFilterStage(BaseInterleavedAnnotatorStage):
         self.__dict__["_bad_rows"] = {}
         self.__dict__["_row_scores"] = {}
         keep = self.keep_mask(task, df).to_numpy(dtype=bool)
-        modality = df["modality"].to_numpy(dtype=object, na_value=None)
-        position = pd.to_numeric(df["position"], errors="coerce").to_numpy(
-            dtype=np.float64, na_value=np.nan)
+        return self._plan(task, keep, *_frame_arrays(df), labels=df.index,
+                          record=lambda p: self._row_record(df.iloc[p]))
+
+    def _filter_table(self, task: InterleavedBatch, table: pa.Table
+                      ) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`_filter` on the Arrow batch with :meth:`table_keep_mask` (row ``i`` is
+        index ``i``)."""
+        self.__dict__["_bad_rows"] = {}
+        self.__dict__["_row_scores"] = {}
+        modality, position, sample_ids = _table_arrays(table)
+        keep = np.ones(table.num_rows, dtype=bool)
+        if self.drop_invalid_rows:
+            valid = _validity(modality, position)
+            self._mark_invalid(np.flatnonzero(~valid).tolist())
+            keep &= valid
+        keep &= np.asarray(self.table_keep_mask(task, table), dtype=bool)
+        record_table = table.drop_columns([c for c in ("binary_content",)
+                                           if c in table.column_names])
+        return self._plan(task, keep, modality, position, sample_ids,
+                          labels=np.arange(table.num_rows),
+                          record=lambda p: record_table.slice(p, 1).to_pylist()[0])
+
+    def _plan(self, task: InterleavedBatch, keep: np.ndarray, modality: np.ndarray,
+              position: np.ndarray, sample_ids: np.ndarray, *, labels: Any,
+              record: Callable[[int], dict[str, Any]]) -> tuple[np.ndarray, np.ndarray]:
+        """NeMo Curator's rules after the keep mask: content rows renumbered ``0..n-1`` per
+        document in their order, a document left with no content removed whole, documents in
+        the order they first appear among the kept rows; removed rows reported."""
         kept = np.flatnonzero(keep)
-        # documents in the order they first appear among the kept rows
-        codes = pd.factorize(df["sample_id"].to_numpy(dtype=object, na_value=None)[kept],
-                             use_na_sentinel=False)[0]
+        codes = pd.factorize(sample_ids[kept], use_na_sentinel=False)[0]
         content = modality[kept] != "metadata"
         new_position = position[kept].copy()
         if content.any():
-            # content rows renumbered 0..n-1 per document in their order
             body = np.flatnonzero(content)
             order = body[np.lexsort((position[kept][body], codes[body]))]
             ordered_codes = codes[order]
@@ -293,8 +352,8 @@ class BaseInterleavedFilterStage(BaseInterleavedAnnotatorStage):
             new_position[order] = np.arange(len(order)) - group_start
         has_content = np.zeros(int(codes.max()) + 1 if len(codes) else 0, dtype=bool)
         has_content[codes[content]] = True
-        orphan = ~content & ~has_content[codes]  # a document left with no content goes whole
-        self._report_removed(task, df, keep, df.iloc[kept[orphan]])
+        orphan = ~content & ~has_content[codes]
+        self._report_removed(task, keep, kept[orphan], labels, record)
         remaining = np.flatnonzero(~orphan)
         order = remaining[np.lexsort((new_position[remaining], codes[remaining]))]
         return kept[order], new_position[order].astype(np.int64)
@@ -307,23 +366,74 @@ class BaseInterleavedFilterStage(BaseInterleavedAnnotatorStage):
             rec[str(k)] = None if _is_na(v) else (v.item() if hasattr(v, "item") else v)
         return rec
 
-    def _report_removed(self, task: InterleavedBatch, df: pd.DataFrame, keep: np.ndarray,
-                        removed_meta: pd.DataFrame) -> None:
+    def _report_removed(self, task: InterleavedBatch, keep: np.ndarray, orphans: np.ndarray,
+                        labels: Any, record: Callable[[int], dict[str, Any]]) -> None:
+        """Rows removed by the mask: those that could not be judged always, with their reason;
+        the filtered ones (and the metadata rows of emptied documents) with ``split``."""
         bad: dict[Any, tuple[str, str]] = self.__dict__.get("_bad_rows", {})
         scores: dict[Any, Any] = self.__dict__.get("_row_scores", {})
-        removed = df.index[~np.asarray(keep, dtype=bool)]
-        if not self.split:  # only the rows that could not be judged are reported
-            removed = [idx for idx in removed if idx in bad]
-        for idx, row in df.loc[removed].iterrows():
+        for p in np.flatnonzero(~np.asarray(keep, dtype=bool)).tolist():
+            idx = labels[p]
             if idx in bad:
                 reason, error = bad[idx]
-                self.reject(task, reason, error=error, record=self._row_record(row))
+                self.reject(task, reason, error=error, record=record(p))
             elif self.split:
-                reject_filtered(self, task, self._row_record(row), self.name, scores.get(idx))
+                reject_filtered(self, task, record(p), self.name, scores.get(idx))
         if self.split:
-            for _, row in removed_meta.iterrows():
-                reject_filtered(self, task, self._row_record(row), self.name,
-                                "no content left")
+            for p in orphans.tolist():
+                reject_filtered(self, task, record(p), self.name, "no content left")
+
+
+def _owner(cls: type, name: str) -> type | None:
+    """The class in ``cls``'s MRO that defines ``name``."""
+    return next((c for c in cls.__mro__ if name in c.__dict__), None)
+
+
+def _validity(modality: np.ndarray, position: np.ndarray) -> np.ndarray:
+    """The schema's row rules: modality text, image or metadata; position -1 for metadata,
+    >= 0 for content."""
+    meta = modality == "metadata"
+    ok = meta | (modality == "text") | (modality == "image")
+    return ok & np.where(meta, position == -1, position >= 0)
+
+
+def _frame_arrays(df: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(modality, position as float, sample_id)`` of a frame as NumPy arrays (nulls: None,
+    NaN)."""
+    return (df["modality"].to_numpy(dtype=object, na_value=None),
+            pd.to_numeric(df["position"], errors="coerce").to_numpy(dtype=np.float64,
+                                                                    na_value=np.nan),
+            df["sample_id"].to_numpy(dtype=object, na_value=None))
+
+
+def _table_arrays(table: pa.Table) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`_frame_arrays` of an Arrow batch."""
+    position = pc.cast(table["position"], pa.float64()).to_numpy()  # nulls: NaN
+    return (np.asarray(table["modality"].to_pylist(), dtype=object), position,
+            np.asarray(table["sample_id"].to_pylist(), dtype=object))
+
+
+def _frame_rows(df: pd.DataFrame, rows: np.ndarray, positions: np.ndarray) -> pd.DataFrame:
+    out = df.iloc[rows].copy()
+    if len(rows):
+        out["position"] = pd.Series(positions, index=out.index).astype(df["position"].dtype)
+    return out
+
+
+def _table_rows(table: pa.Table, rows: np.ndarray, positions: np.ndarray) -> pa.Table:
+    """Rows ``rows`` of ``table`` with new positions; the bytes of surviving runs of rows not
+    copied."""
+    take = pa.array(rows, pa.int64())
+    columns = []
+    for name in table.column_names:
+        column = table[name]
+        if name == "binary_content":
+            columns.append(_take_rows(column, rows))
+        elif name == "position":
+            columns.append(pa.array(positions, pa.int64()).cast(column.type))
+        else:
+            columns.append(column.take(take))
+    return pa.Table.from_arrays(columns, schema=table.schema)
 
 
 #: at most this many runs of consecutive rows are kept as zero-copy slices (more: one ``take``)
@@ -388,8 +498,24 @@ class InterleavedAspectRatioFilterStage(BaseInterleavedFilterStage):
         images = (df["modality"] == "image").fillna(False).astype(bool)
         if not images.any():
             return keep
+        decided = self._decide(self.iter_materialized_bytes(task, df, images))
+        if decided:
+            keep.loc[list(decided)] = list(decided.values())
+        return keep
+
+    def table_keep_mask(self, task: InterleavedBatch, table: pa.Table) -> np.ndarray:
+        keep = np.ones(table.num_rows, dtype=bool)
+        images = np.flatnonzero(pc.fill_null(pc.equal(table["modality"], "image"),
+                                             False).to_numpy(zero_copy_only=False))
+        decided = self._decide(self.iter_table_bytes(task, table, images))
+        if decided:
+            keep[list(decided)] = list(decided.values())
+        return keep
+
+    def _decide(self, images: Iterator[tuple[Any, bytes | None]]) -> dict[Any, bool]:
+        """Keep or not, per image row (its ratio recorded; unreadable ones marked bad)."""
         decided: dict[Any, bool] = {}
-        for idx, data in self.iter_materialized_bytes(task, df, images):
+        for idx, data in images:
             if data is None:
                 decided[idx] = False
                 continue
@@ -400,7 +526,4 @@ class InterleavedAspectRatioFilterStage(BaseInterleavedFilterStage):
                 continue
             self.record_score(idx, ratio)
             decided[idx] = self.min_aspect_ratio <= ratio <= self.max_aspect_ratio
-        if decided:
-            keep.loc[list(decided)] = list(decided.values())
-        return keep
-
+        return decided

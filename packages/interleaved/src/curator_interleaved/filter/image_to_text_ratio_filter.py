@@ -4,7 +4,7 @@ word."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -42,26 +42,42 @@ class InterleavedImageToTextRatioFilterStage(BaseInterleavedFilterStage):
         if "sample_id" not in df.columns or df.empty:
             return pd.Series(True, index=df.index, dtype=bool)
         modality = pa.array(df["modality"].astype(object), pa.string())
-        if "text_content" in df.columns:
-            text = pa.array(df["text_content"].astype(object).where(
-                df["text_content"].notna(), None), pa.string())
+        text = pa.array(df["text_content"].astype(object).where(
+            df["text_content"].notna(), None), pa.string()) if "text_content" in df.columns \
+            else None
+        codes = pd.factorize(df["sample_id"])[0]
+        return pd.Series(self._keep(modality, text, codes, df.index), index=df.index, dtype=bool)
+
+    def table_keep_mask(self, task: InterleavedBatch, table: pa.Table) -> np.ndarray:
+        if "sample_id" not in table.column_names or table.num_rows == 0:
+            return np.ones(table.num_rows, dtype=bool)
+        text = table["text_content"] if "text_content" in table.column_names else None
+        codes = pd.factorize(np.asarray(table["sample_id"].to_pylist(), dtype=object))[0]
+        return self._keep(table["modality"], text, codes, np.arange(table.num_rows))
+
+    def _keep(self, modality: pa.Array | pa.ChunkedArray, text: pa.Array | pa.ChunkedArray | None,
+              codes: np.ndarray, labels: Any) -> np.ndarray:
+        """Keep per row from its document's images per word (``codes``: the document of each
+        row, -1 for none: kept); the ratio of each removed row is recorded."""
+        n = len(codes)
+        if text is not None:
             words = pc.list_value_length(pc.utf8_split_whitespace(text)).fill_null(0)
             words = pc.if_else(pc.equal(modality, "text").fill_null(False), words, 0)
+            words = np.asarray(words.to_numpy(zero_copy_only=False), dtype=np.float64)
         else:
-            words = pa.array(np.zeros(len(df), dtype=np.int64))
-        is_image = pc.equal(modality, "image").fill_null(False).cast(pa.int64())
-        codes, _ = pd.factorize(df["sample_id"])
-        n = int(codes.max()) + 1 if len(codes) else 0
+            words = np.zeros(n, dtype=np.float64)
+        is_image = np.asarray(pc.equal(modality, "image").fill_null(False).to_numpy(
+            zero_copy_only=False), dtype=np.float64)
+        docs = int(codes.max()) + 1 if n else 0
         valid = codes >= 0
-        images = np.bincount(codes[valid], weights=is_image.to_numpy()[valid], minlength=n)
-        n_words = np.bincount(codes[valid], weights=np.asarray(words, dtype=np.float64)[valid],
-                              minlength=n)
+        images = np.bincount(codes[valid], weights=is_image[valid], minlength=docs)
+        n_words = np.bincount(codes[valid], weights=words[valid], minlength=docs)
         ratio = images / np.maximum(n_words, 1)
         keep_doc = (ratio >= self.min_ratio) & (ratio <= self.max_ratio)
         keep = np.where(valid, keep_doc[np.clip(codes, 0, None)], True)
-        for idx, r in zip(df.index[~keep], ratio[codes[~keep]], strict=True):
+        for idx, r in zip(np.asarray(labels)[~keep], ratio[codes[~keep]], strict=True):
             self.record_score(idx, float(r))
-        return pd.Series(keep, index=df.index, dtype=bool)
+        return keep
 
 
 def _text_word_count(text: str | None) -> int:
