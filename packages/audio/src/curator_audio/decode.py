@@ -11,7 +11,8 @@ from typing import Any
 import numpy as np
 
 __all__ = ["AudioDecodeError", "load_audio", "audio_info", "resample", "to_mono", "record_waveform",
-           "open_audio", "LazyAudio", "LazyWaveform", "LazyConcatenation", "lazy_waveform", "resample_blocks", "as_waveform",
+           "open_audio", "LazyAudio", "LazyWaveform", "LazyConcatenation", "LazyResampled",
+           "lazy_waveform", "resample_blocks", "resampled_length", "as_waveform",
            "STREAM_ABOVE_SEC", "STREAM_BLOCK_SEC"]
 
 SUPPORTED_EXTENSIONS = (".wav", ".flac", ".ogg", ".mp3")
@@ -115,6 +116,14 @@ def _resample_context(orig_sr: int, target_sr: int) -> tuple[int, int, int]:
     return o, n, o * (reach // o + 2)
 
 
+def resampled_length(frames: int, orig_sr: int, target_sr: int) -> int:
+    """How many samples :func:`resample` makes of ``frames`` samples."""
+    if orig_sr == target_sr:
+        return int(frames)
+    o, n, _ = _resample_context(orig_sr, target_sr)
+    return math.ceil(n * int(frames) / o)
+
+
 def resample_blocks(blocks: Iterable[np.ndarray], orig_sr: int, target_sr: int
                     ) -> Iterator[np.ndarray]:
     """:func:`resample` over consecutive mono blocks, yielding pieces whose concatenation equals
@@ -187,6 +196,10 @@ class LazyAudio:
 
     @staticmethod
     def from_state(state: dict[str, Any]) -> LazyAudio:
+        if "resampled" in state:
+            return LazyResampled(LazyAudio.from_state(state["resampled"]),
+                                 int(state["sample_rate"]), int(state["start"]),
+                                 int(state["frames"]))
         if "parts" in state:
             return LazyConcatenation(
                 tuple(p if isinstance(p, int) else LazyWaveform(**p) for p in state["parts"]),
@@ -210,19 +223,21 @@ class LazyAudio:
 @dataclass(frozen=True)
 class LazyWaveform(LazyAudio):
     """``frames`` frames of the file ``path`` from frame ``start``, at the file's
-    ``sample_rate``, channels averaged (see :class:`LazyAudio`)."""
+    ``sample_rate``, channels averaged, or only channel ``channel`` (see :class:`LazyAudio`)."""
 
     path: str
     sample_rate: int
     frames: int
     start: int = 0
+    channel: int | None = None
 
     def __len__(self) -> int:
         return self.frames
 
     def span(self, first: int, last: int) -> LazyWaveform:
         first, last = max(0, int(first)), min(self.frames, int(last))
-        return LazyWaveform(self.path, self.sample_rate, max(0, last - first), self.start + first)
+        return LazyWaveform(self.path, self.sample_rate, max(0, last - first), self.start + first,
+                            self.channel)
 
     def blocks(self, block_sec: float = STREAM_BLOCK_SEC) -> Iterator[np.ndarray]:
         step = max(1, int(block_sec * self.sample_rate))
@@ -244,11 +259,13 @@ class LazyWaveform(LazyAudio):
                 if not np.all(np.isfinite(audio)):
                     raise AudioDecodeError(f"{self.path}: non-finite samples")
                 left -= audio.shape[0]
-                yield np.ascontiguousarray(to_mono(audio), dtype=np.float32)
+                mono = to_mono(audio) if self.channel is None else audio[:, self.channel]
+                yield np.ascontiguousarray(mono, dtype=np.float32)
 
     def to_state(self) -> dict[str, Any]:
-        return {"path": self.path, "sample_rate": self.sample_rate, "frames": self.frames,
-                "start": self.start}
+        state = {"path": self.path, "sample_rate": self.sample_rate, "frames": self.frames,
+                 "start": self.start}
+        return state if self.channel is None else {**state, "channel": self.channel}
 
 
 @dataclass(frozen=True)
@@ -288,6 +305,64 @@ class LazyConcatenation(LazyAudio):
     def to_state(self) -> dict[str, Any]:
         return {"sample_rate": self.sample_rate,
                 "parts": [p if isinstance(p, int) else p.to_state() for p in self.parts]}
+
+
+@dataclass(frozen=True)
+class LazyResampled(LazyAudio):
+    """``source`` resampled to ``sample_rate``, block by block as it is read (see
+    :class:`LazyAudio`): the samples ``[start, start + frames)`` of
+    ``resample(np.asarray(source), source.sample_rate, sample_rate)`` (to float rounding,
+    ~1e-6), each block resampled with the real neighbouring samples the filter reaches
+    (:func:`resample_blocks`), so only a block and that context are held. ``frames=None``: all
+    of it from ``start``."""
+
+    source: LazyAudio
+    sample_rate: int
+    start: int = 0
+    frames: int | None = None
+
+    def __post_init__(self) -> None:
+        whole = resampled_length(len(self.source), self.source.sample_rate, self.sample_rate)
+        start = min(max(0, int(self.start)), whole)
+        object.__setattr__(self, "start", start)
+        frames = whole - start if self.frames is None else int(self.frames)
+        object.__setattr__(self, "frames", max(0, min(frames, whole - start)))
+
+    def __len__(self) -> int:
+        return int(self.frames)
+
+    def span(self, first: int, last: int) -> LazyResampled:
+        first, last = max(0, int(first)), min(len(self), int(last))
+        return LazyResampled(self.source, self.sample_rate, self.start + first,
+                             max(0, last - first))
+
+    def blocks(self, block_sec: float = STREAM_BLOCK_SEC) -> Iterator[np.ndarray]:
+        if not self.frames:
+            return
+        orig = self.source.sample_rate
+        if orig == self.sample_rate:
+            yield from self.source.span(self.start, self.start + self.frames).blocks(block_sec)
+            return
+        o, n, ctx = _resample_context(orig, self.sample_rate)
+        # source from a whole multiple of ``o`` at least ``ctx`` before the first sample asked
+        # for (so it has its real left context), to ``ctx`` past the last one
+        lo = max(0, (self.start // n) * o - ctx)
+        hi = min(len(self.source), -(-(self.start + self.frames) * o // n) + ctx)
+        skip, left = self.start - lo * n // o, self.frames
+        for piece in resample_blocks(self.source.span(lo, hi).blocks(block_sec), orig,
+                                     self.sample_rate):
+            if skip >= len(piece):
+                skip -= len(piece)
+                continue
+            piece = piece[skip:skip + left]
+            skip, left = 0, left - len(piece)
+            yield piece
+            if not left:
+                return
+
+    def to_state(self) -> dict[str, Any]:
+        return {"resampled": self.source.to_state(), "sample_rate": self.sample_rate,
+                "start": self.start, "frames": self.frames}
 
 
 def lazy_waveform(path: str) -> LazyWaveform:
@@ -348,6 +423,8 @@ def record_waveform(record: dict[str, Any], filepath_key: str = "audio_filepath"
     there (a :class:`LazyWaveform` is decoded now), else decoded from the file (honouring
     ``offset``/``duration`` of segment records)."""
     wave = record.get("waveform")
+    if isinstance(wave, LazyAudio) and target_sr and wave.sample_rate != target_sr:
+        return LazyResampled(wave, int(target_sr)).load(), int(target_sr)
     if wave is not None:
         wave = as_waveform(wave)
         sr = int(record["sample_rate"])

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,10 +17,14 @@ from curator.stages.base import StageIO
 
 from curator_audio.decode import (
     STREAM_ABOVE_SEC,
+    STREAM_BLOCK_SEC,
     AudioDecodeError,
     LazyAudio,
     LazyConcatenation,
+    LazyResampled,
+    LazyWaveform,
     as_waveform,
+    audio_info,
     lazy_waveform,
     load_audio,
     resample,
@@ -124,12 +129,22 @@ class ResampleAudioStage(_RejectingStage):
     record's, or ``{file stem}_{8 hex digits of the path's SHA-256}`` as in NeMo. Decoding is
     soundfile and resampling torchaudio (NeMo runs ffmpeg). Undecodable audio is rejected.
 
+    Audio longer than ``stream_above_sec`` streams: its file is read ``stream_block_sec`` at a
+    time as a :class:`~curator_audio.decode.LazyResampled` (each block resampled with the
+    neighbouring samples the filter reaches, as ``VADSegmentationStage`` resamples) and
+    written block by block, so an hour-long recording is never held whole; the samples equal
+    those of resampling the whole file (to float rounding, ~1e-6, before PCM quantisation).
+    A stereo file written with ``target_nchannels=2`` streams each channel so.
+
     Args:
         resampled_audio_dir: output directory.
         input_format: the source files' format (informational, as in NeMo).
         target_sample_rate, target_format, target_nchannels: what is written.
         audio_filepath_key, resampled_audio_filepath_key, duration_key, audio_item_id_key:
             field names.
+        stream_above_sec: audio longer than this (s) is streamed (``None``: always decoded
+            whole).
+        stream_block_sec: seconds read at a time when streaming.
     """
 
     resampled_audio_dir: str = ""
@@ -141,6 +156,8 @@ class ResampleAudioStage(_RejectingStage):
     resampled_audio_filepath_key: str = "resampled_audio_filepath"
     duration_key: str = "duration"
     audio_item_id_key: str = "audio_item_id"
+    stream_above_sec: float | None = STREAM_ABOVE_SEC
+    stream_block_sec: float = STREAM_BLOCK_SEC
     name: str = "ResampleAudio"
     reject_reason = "undecodable_audio"
 
@@ -153,6 +170,9 @@ class ResampleAudioStage(_RejectingStage):
                               f"{sorted(SOUNDFILE_FORMATS)}, got {self.target_format!r}")
         if self.target_nchannels < 1:
             raise ConfigError(f"{self.name}: target_nchannels must be >= 1")
+        if self.stream_block_sec <= 0:
+            raise ConfigError(f"{self.name}: stream_block_sec must be > 0, got "
+                              f"{self.stream_block_sec}")
 
     def outputs(self) -> StageIO:
         return ["data"], [self.audio_item_id_key, self.resampled_audio_filepath_key,
@@ -177,25 +197,50 @@ class ResampleAudioStage(_RejectingStage):
             duration = info.frames / info.samplerate
         else:
             try:
-                wave, sr = load_audio(path, mono=False)
+                info = audio_info(path)
+                long = self.stream_above_sec is not None \
+                    and info["duration"] > self.stream_above_sec
+                out = self._streamed(path, info) if long else self._whole(path)
+                fs.makedirs(local.rsplit("/", 1)[0], exist_ok=True)
+                with atomic_write(target, "wb") as fh, sf.SoundFile(
+                        fh, "w", self.target_sample_rate, self.target_nchannels,
+                        subtype=SOUNDFILE_FORMATS[self.target_format],
+                        format=self.target_format.upper()) as snd:
+                    written = 0
+                    for block in out:
+                        snd.write(block)
+                        written += len(block)
             except (AudioDecodeError, FileNotFoundError) as exc:
                 raise AudioInputError("undecodable_audio", str(exc)) from exc
-            mono = wave.mean(axis=1)
-            out = resample(mono, sr, self.target_sample_rate)
-            if self.target_nchannels > 1:
-                if wave.shape[1] == self.target_nchannels:
-                    out = np.stack([resample(np.ascontiguousarray(wave[:, c]), sr,
-                                             self.target_sample_rate)
-                                    for c in range(wave.shape[1])], axis=1)
-                else:
-                    out = np.repeat(out[:, None], self.target_nchannels, axis=1)
-            fs.makedirs(local.rsplit("/", 1)[0], exist_ok=True)
-            with atomic_write(target, "wb") as fh:
-                sf.write(fh, out, self.target_sample_rate, format=self.target_format.upper(),
-                         subtype=SOUNDFILE_FORMATS[self.target_format])
-            duration = len(out) / self.target_sample_rate
+            duration = written / self.target_sample_rate
         return {**record, self.audio_item_id_key: item_id,
                 self.resampled_audio_filepath_key: target, self.duration_key: duration}
+
+    def _channels(self, mono: np.ndarray) -> np.ndarray:
+        """Mono samples as ``target_nchannels`` equal channels (ffmpeg's ``-ac`` upmix)."""
+        if self.target_nchannels == 1:
+            return mono
+        return np.repeat(mono[:, None], self.target_nchannels, axis=1)
+
+    def _whole(self, path: str) -> Iterator[np.ndarray]:
+        """The file decoded and resampled whole, as one block."""
+        wave, sr = load_audio(path, mono=False)
+        if self.target_nchannels > 1 and wave.shape[1] == self.target_nchannels:
+            yield np.stack([resample(np.ascontiguousarray(wave[:, c]), sr,
+                                     self.target_sample_rate)
+                            for c in range(wave.shape[1])], axis=1)
+        else:
+            yield self._channels(resample(wave.mean(axis=1), sr, self.target_sample_rate))
+
+    def _streamed(self, path: str, info: dict[str, Any]) -> Iterator[np.ndarray]:
+        """The file resampled block by block: each channel kept when the file has
+        ``target_nchannels`` of them (the channels' blocks are the same lengths), else mono."""
+        sr, frames, nch = int(info["sample_rate"]), int(info["frames"]), int(info["channels"])
+        per_channel = range(nch) if 1 < self.target_nchannels == nch else [None]
+        sources = [LazyResampled(LazyWaveform(path, sr, frames, channel=c),
+                                 self.target_sample_rate) for c in per_channel]
+        for pieces in zip(*(src.blocks(self.stream_block_sec) for src in sources), strict=True):
+            yield np.stack(pieces, axis=1) if len(pieces) > 1 else self._channels(pieces[0])
 
 
 @dataclass
