@@ -15,6 +15,10 @@
    block by block, never held whole), with the pipeline's and the plain loop's audio seconds per
    wall second on the long one (``--long-loop``; the loop decodes the whole file), and the full
    composite's peak on both (``--long-full``).
+5. ``--long-resample``: peak RSS (all processes) of ``ResampleAudioStage`` (48 kHz to 16 kHz,
+   streamed: both files are longer than its ``stream_above_sec``) on the same two long files,
+   and of the same stage decoding the long one whole (``stream_above_sec=None``) beside it;
+   ``--long-skip-vad`` leaves out the VAD runs of 4.
 
 The audio is espeak-ng speech (Debian ``espeak-ng``) between silences and noise at 48 kHz.
 
@@ -22,6 +26,7 @@ The audio is espeak-ng speech (Debian ``espeak-ng``) between silences and noise 
                                           [--mem-large 60] [--long-small 6] [--long-large 60]
                                           [--skip-full] [--skip-memory] [--skip-long]
                                           [--long-loop] [--long-full]
+                                          [--long-resample] [--long-skip-vad]
     (``--repeats 0``: no VAD-only / loop comparison)
 """
 
@@ -147,6 +152,17 @@ def run_loop(manifest: str, out: str) -> dict:
     return {}
 
 
+def run_resample(manifest: str, out: str, stream: bool) -> dict:
+    from curator import LocalExecutor, Pipeline
+    from curator_audio import ManifestReader, ResampleAudioStage
+
+    stages = [ManifestReader(file_paths=manifest, records_per_task=1),
+              ResampleAudioStage(resampled_audio_dir=out, target_sample_rate=16000,
+                                 **({} if stream else {"stream_above_sec": None}))]
+    Pipeline("resample-bench", stages=stages).run(executor=LocalExecutor(cpus=1))
+    return {}
+
+
 def child(kind: str, manifest: str, models_dir: str) -> None:
     """One measured run in this (fresh) process; prints a JSON line."""
     import warnings
@@ -167,6 +183,8 @@ def child(kind: str, manifest: str, models_dir: str) -> None:
             t0 = time.perf_counter()
             if kind == "loop":
                 run_loop(manifest, out)
+            elif kind.startswith("resample"):
+                run_resample(manifest, out, stream=kind == "resample")
             else:
                 run_pipeline(manifest, out, full=kind == "full", models_dir=models_dir)
             wall = time.perf_counter() - t0
@@ -203,6 +221,11 @@ def main(argv: list[str] | None = None) -> None:
                     help="also run the plain loop on the long recording (it decodes it whole)")
     ap.add_argument("--long-full", action="store_true",
                     help="also run the full composite (tiny stand-in models) on each long file")
+    ap.add_argument("--long-resample", action="store_true",
+                    help="also run ResampleAudioStage on each long file (and whole on the long "
+                         "one)")
+    ap.add_argument("--long-skip-vad", action="store_true",
+                    help="leave out the VAD-only runs on the long files")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     ap.add_argument("--manifest", help=argparse.SUPPRESS)
     ap.add_argument("--models-dir", default="", help=argparse.SUPPRESS)
@@ -242,11 +265,19 @@ def main(argv: list[str] | None = None) -> None:
             bases = base_recordings()
             for label, minutes in (("small", args.long_small), ("large", args.long_large)):
                 m = make_long(os.path.join(work, f"long_{label}"), minutes, bases)
-                r = measure("composite", m, work)
-                print(json.dumps(r), flush=True)
-                report[f"one_file_peak_rss_mb_{label}"] = r["peak_rss_mb"]
-                report[f"one_file_audio_min_{label}"] = round(r["audio_s"] / 60, 1)
-                report[f"one_file_audio_s_per_s_{label}"] = r["audio_s_per_s"]
+                if not args.long_skip_vad:
+                    r = measure("composite", m, work)
+                    print(json.dumps(r), flush=True)
+                    report[f"one_file_peak_rss_mb_{label}"] = r["peak_rss_mb"]
+                    report[f"one_file_audio_min_{label}"] = round(r["audio_s"] / 60, 1)
+                    report[f"one_file_audio_s_per_s_{label}"] = r["audio_s_per_s"]
+                for kind in ("resample", "resample_whole") if args.long_resample else ():
+                    if kind == "resample_whole" and label != "large":
+                        continue
+                    r = measure(kind, m, work)
+                    print(json.dumps(r), flush=True)
+                    report[f"one_file_{kind}_peak_rss_mb_{label}"] = r["peak_rss_mb"]
+                    report[f"one_file_{kind}_audio_s_per_s_{label}"] = r["audio_s_per_s"]
                 if args.long_full:
                     full = measure("full", m, work)
                     print(json.dumps(full), flush=True)
@@ -257,8 +288,13 @@ def main(argv: list[str] | None = None) -> None:
                     report["one_file_loop_audio_s_per_s_large"] = loop["audio_s_per_s"]
                     report["one_file_loop_peak_rss_mb_large"] = loop["peak_rss_mb"]
                 shutil.rmtree(os.path.join(work, f"long_{label}"), ignore_errors=True)
-            report["one_file_memory_ratio"] = round(report["one_file_peak_rss_mb_large"]
-                                                    / report["one_file_peak_rss_mb_small"], 3)
+            if not args.long_skip_vad:
+                report["one_file_memory_ratio"] = round(report["one_file_peak_rss_mb_large"]
+                                                        / report["one_file_peak_rss_mb_small"], 3)
+            if args.long_resample:
+                report["one_file_resample_memory_ratio"] = round(
+                    report["one_file_resample_peak_rss_mb_large"]
+                    / report["one_file_resample_peak_rss_mb_small"], 3)
             if args.long_full:
                 report["one_file_full_memory_ratio"] = round(
                     report["one_file_full_peak_rss_mb_large"]
