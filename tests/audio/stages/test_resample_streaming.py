@@ -13,6 +13,7 @@ from curator.task_files import load_task, save_task
 from curator_audio import AudioBatch
 from curator_audio import testing as T
 from curator_audio.decode import (
+    LazyConcatenation,
     LazyResampled,
     lazy_waveform,
     record_waveform,
@@ -82,8 +83,12 @@ def test_lazy_resampled_equals_whole_file_resample_and_vad_streams_it(long_file,
     got, sr = record_waveform({"waveform": lazy_waveform(path), "sample_rate": 48000},
                               target_sr=16000)
     assert sr == 16000 and np.abs(got - whole).max() < 1e-5
-    save_task(_batch([record]), str(tmp_path / "t"))
-    assert load_task(str(tmp_path / "t.task.json")).data[0]["waveform"] == lazy
+    joined = LazyConcatenation((lazy.span(100, 900), 50, lazy.span(5000, 6000)), 16000)
+    assert np.abs(np.asarray(joined) - np.concatenate(
+        [whole[100:900], np.zeros(50, np.float32), whole[5000:6000]])).max() < 1e-5
+    save_task(_batch([record, {"waveform": joined, "sample_rate": 16000}]), str(tmp_path / "t"))
+    assert [r["waveform"] for r in load_task(str(tmp_path / "t.task.json")).data] == \
+        [lazy, joined]
     # VAD reads it block by block (its segments are spans of it) and finds the whole array's
     whole_vad = VADSegmentationStage(**VAD_ARGS, stream_above_sec=None)
     whole_vad._model = vad._model

@@ -202,7 +202,8 @@ class LazyAudio:
                                  int(state["frames"]))
         if "parts" in state:
             return LazyConcatenation(
-                tuple(p if isinstance(p, int) else LazyWaveform(**p) for p in state["parts"]),
+                tuple(p if isinstance(p, int) else LazyAudio.from_state(p)
+                      for p in state["parts"]),
                 int(state["sample_rate"]))
         return LazyWaveform(**state)
 
@@ -270,10 +271,11 @@ class LazyWaveform(LazyAudio):
 
 @dataclass(frozen=True)
 class LazyConcatenation(LazyAudio):
-    """``parts`` one after another at ``sample_rate``: each a :class:`LazyWaveform` or a number
-    of frames of silence (see :class:`LazyAudio`)."""
+    """``parts`` one after another at ``sample_rate``: each a :class:`LazyAudio` (a
+    :class:`LazyWaveform`, or a :class:`LazyResampled` span) or a number of frames of silence
+    (see :class:`LazyAudio`)."""
 
-    parts: tuple[LazyWaveform | int, ...]
+    parts: tuple[LazyAudio | int, ...]
     sample_rate: int
 
     def __len__(self) -> int:
@@ -281,7 +283,7 @@ class LazyConcatenation(LazyAudio):
 
     def span(self, first: int, last: int) -> LazyAudio:
         first, last = max(0, int(first)), int(last)
-        out: list[LazyWaveform | int] = []
+        out: list[LazyAudio | int] = []
         pos = 0
         for part in self.parts:
             size = part if isinstance(part, int) else len(part)
@@ -289,7 +291,7 @@ class LazyConcatenation(LazyAudio):
             if hi > lo:
                 out.append(hi - lo if isinstance(part, int) else part.span(lo, hi))
             pos += size
-        if len(out) == 1 and isinstance(out[0], LazyWaveform):
+        if len(out) == 1 and isinstance(out[0], LazyAudio):
             return out[0]
         return LazyConcatenation(tuple(out), self.sample_rate)
 
@@ -314,7 +316,7 @@ class LazyResampled(LazyAudio):
     ``resample(np.asarray(source), source.sample_rate, sample_rate)`` (to float rounding,
     ~1e-6), each block resampled with the real neighbouring samples the filter reaches
     (:func:`resample_blocks`), so only a block and that context are held. ``frames=None``: all
-    of it from ``start``."""
+    of it from ``start``. Its blocks are about ``block_sec`` long (cut where the rates align)."""
 
     source: LazyAudio
     sample_rate: int
