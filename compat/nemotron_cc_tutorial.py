@@ -13,19 +13,16 @@ served by :class:`curator_llm.InferenceServer` (llama.cpp, CPU, 127.0.0.1).
 By default the tutorial runs as NeMo wrote it: its ``RayClient`` starts a local Ray cluster and
 ``XennaExecutor`` (Curator's, on cosmos-xenna) runs the pipeline. Beyond ``curator migrate`` and
 the command-line arguments (local paths, the server's URL, the model name), it needs exactly
-these edits, each printed as it is applied:
+this edit, printed as it is applied:
 
 1. ``AutoTokenizer.from_pretrained(args.tokenizer)`` becomes
    ``AutoTokenizer.from_pretrained(<GGUF folder>, gguf_file=<GGUF file name>)`` — the tokenizer
    is read from the GGUF file instead of the Hugging Face hub (``EDITS``).
-2. ``RayClient(include_dashboard=False)`` becomes ``RayClient()`` (``XENNA_EDITS``): Xenna lists
-   its actors through Ray's state API, which Ray's dashboard serves. NeMo's
-   ``include_dashboard=False`` only skips Prometheus service discovery (its ``ray start --head``
-   runs the dashboard anyway); curator-core's ``RayClient(include_dashboard=False)`` starts Ray
-   without the dashboard, so without this edit ``XennaExecutor`` stops before running with
-   ``RayStartError: ... does not serve Ray's state API ... drop include_dashboard=False``.
-   That difference is curator-core's (``curator.cluster.ray_client.RayClient``), not
-   curator-llm's.
+
+``RayClient(include_dashboard=False)`` is kept as NeMo wrote it: in NeMo the flag only skips
+Prometheus service discovery, and curator-core's ``RayClient`` now reads it the same way (Ray's
+dashboard, whose state API Xenna lists its actors through, still starts; ``dashboard=False``
+turns it off). Before that core fix the run stopped with ``RayStartError``.
 
 Run on 2026-11-28 (``--task diverse_qa --max-tokens 32``, the tutorial's 20 example documents,
 2 loaded cores): 6 documents pass the tutorial's quality filter, 6 requests answered, 4 records
@@ -61,13 +58,7 @@ EDITS: list[tuple[str, str, str, str]] = [
 
 
 # on the default path (XennaExecutor on a local Ray cluster started by the tutorial's RayClient)
-XENNA_EDITS: list[tuple[str, str, str, str]] = [
-    (MAIN, "Xenna needs Ray's dashboard (its state API lists the actors); Curator's "
-           "RayClient(include_dashboard=False) starts Ray without it, while NeMo's flag only "
-           "skips Prometheus service discovery (its `ray start --head` runs the dashboard "
-           "anyway): a difference in curator-core's RayClient",
-     "client = RayClient(include_dashboard=False)", "client = RayClient()"),
-]
+XENNA_EDITS: list[tuple[str, str, str, str]] = []
 
 
 # with --no-ray: run on the local executor instead of starting a Ray cluster for Xenna (a local

@@ -4,7 +4,7 @@
 with :class:`curator.RayClient` (2 CPUs, a 200 MB object store, Ray's dashboard on as by default:
 ``XennaExecutor`` needs its state API) on first use and stopped at the end of the session. A
 test that starts a cluster of its own and needs no dashboard may pass
-``RayClient(include_dashboard=False)``. Ray executors find it running and use it instead of
+``RayClient(dashboard=False)``. Ray executors find it running and use it instead of
 starting their own, so a Ray test only pays for its own work::
 
     import pytest

@@ -63,7 +63,7 @@ def test_workers_run_this_interpreter_even_when_ray_was_imported_first():
         from curator.cluster.ray_client import RayClient
 
         with RayClient(num_cpus=1, object_store_memory=100 * 1024**2, timeout_s=120,
-                       include_dashboard=False):
+                       dashboard=False):
             worker = ray.get(ray.remote(lambda: sys.executable).remote(), timeout=60)
         print(json.dumps({"worker": worker, "driver": sys.executable}))
     """)
@@ -326,5 +326,5 @@ def test_without_rays_dashboard_packages_a_cluster_starts_without_it_and_says_so
     """)
     info = _run(code)
     assert info["ok"] is False
-    assert any("ray[default]" in w and "include_dashboard=False" in w for w in info["warnings"])
+    assert any("ray[default]" in w and "dashboard=False" in w for w in info["warnings"])
     assert _run(code.replace('sys.modules["aiohttp"] = None', "pass"))["ok"] is True

@@ -46,7 +46,7 @@ class GpuTag(ProcessingStage):
         return new
 
 stage = GpuTag().with_(resources=Resources(gpus=0.5))
-client = RayClient(num_cpus=2, num_gpus=2, include_dashboard=False,
+client = RayClient(num_cpus=2, num_gpus=2, dashboard=False,
                    object_store_memory=150 * 1024**2, timeout_s=120).start()
 out = {}
 try:

@@ -286,7 +286,7 @@ def run(out, gpu=False):
     except RayStartError as exc:
         return str(exc)
 
-with RayClient(num_cpus=1, object_store_memory=80 * 1024**2, include_dashboard=False):
+with RayClient(num_cpus=1, object_store_memory=80 * 1024**2, dashboard=False):
     no_dashboard = run(sys.argv[1])
 with RayClient(num_cpus=2, num_gpus=1, object_store_memory=80 * 1024**2):  # a fake GPU
     gpu = run(sys.argv[1], gpu=True)
@@ -297,7 +297,7 @@ print(json.dumps({"no_dashboard": no_dashboard, "gpu": gpu}))
 @pytest.mark.ray
 def test_clusters_xenna_cannot_use_are_a_clear_error(tmp_path):
     """Run in a subprocess (the session cluster suits Xenna): a cluster started with
-    RayClient(include_dashboard=False) serves no state API, so Xenna could not list its actors;
+    RayClient(dashboard=False) serves no state API, so Xenna could not list its actors;
     a cluster whose workers hide GPUs (Ray's default) cannot run Xenna's GPU workers. Both stop
     the run before any data is read, saying how to fix it."""
     pytest.importorskip("cosmos_xenna", reason="cosmos-xenna not installed: curator-core[xenna]")

@@ -139,7 +139,7 @@ def _dashboard_installed() -> bool:
         warnings.warn(f"RayClient: starting the cluster without Ray's dashboard, whose packages "
                       f"are not installed ({error}); XennaExecutor cannot run on it. Install "
                       f"'ray[default]' (or 'curator-core[xenna]') for the dashboard, or pass "
-                      f"include_dashboard=False to start without it quietly", UserWarning,
+                      f"dashboard=False to start without it quietly", UserWarning,
                       stacklevel=4)
     return error is None
 
@@ -314,10 +314,16 @@ class RayClient:
         object_store_memory: object store size in bytes for a started cluster (default: Ray's).
         timeout_s: the longest a whole start or join (address probe, ``ray.init`` and a test
             task) may take before :class:`RayStartError` says what to do.
-        include_dashboard: a started cluster runs Ray's dashboard, which serves Ray's state API
-            (``XennaExecutor`` needs it; on by default, as in NeMo Curator; it needs the package
-            ``ray[default]``, without which the cluster starts without it, with a warning). Off
-            saves a little memory where only the Ray Data / actor pool executors run.
+        dashboard: a started cluster runs Ray's dashboard, which serves Ray's state API
+            (``XennaExecutor`` needs it; on by default, as NeMo Curator's ``ray start --head``
+            always runs it; it needs the package ``ray[default]``, without which the cluster
+            starts without it, with a warning). ``False`` saves a little memory where only the
+            Ray Data / actor pool executors run.
+        include_dashboard: NeMo Curator's switch for adding the cluster to a running
+            Prometheus' service discovery (its monitoring scripts). Curator has no such
+            integration (its per-stage figures go to Ray's own metrics endpoint), so the flag
+            is accepted and changes nothing: as in NeMo, ``False`` does not turn Ray's dashboard
+            off (``dashboard=False`` does).
         ray_dashboard_port: the dashboard's port (8265, as NeMo Curator). When the default port
             is taken the next free one is used (:attr:`dashboard_url` tells which); a port given
             explicitly that is taken is an error; ``0`` lets the system pick.
@@ -342,7 +348,8 @@ class RayClient:
                  num_gpus: int | None = None, object_store_memory: int | None = None,
                  timeout_s: float = 120.0, include_dashboard: bool = True,
                  ray_dashboard_port: int = DEFAULT_DASHBOARD_PORT,
-                 ray_dashboard_host: str = DEFAULT_DASHBOARD_HOST, **ray_init_kwargs: Any) -> None:
+                 ray_dashboard_host: str = DEFAULT_DASHBOARD_HOST, dashboard: bool = True,
+                 **ray_init_kwargs: Any) -> None:
         if "ray_temp_dir" in ray_init_kwargs:
             ray_init_kwargs["_temp_dir"] = ray_init_kwargs.pop("ray_temp_dir")
         unsupported = [k for k in _RAY_START_ONLY if k in ray_init_kwargs]
@@ -357,6 +364,7 @@ class RayClient:
         self.object_store_memory = object_store_memory
         self.timeout_s = timeout_s
         self.include_dashboard = include_dashboard
+        self.dashboard = dashboard
         self.ray_dashboard_port = ray_dashboard_port
         self.ray_dashboard_host = ray_dashboard_host
         self.dashboard_url: str | None = None  # host:port of the dashboard, once started
@@ -393,16 +401,16 @@ class RayClient:
         from curator.executors.ray_quiet import quiet_known_ray_lines
 
         quiet_known_ray_lines()
-        kwargs: dict[str, Any] = {"include_dashboard": self.include_dashboard,
+        kwargs: dict[str, Any] = {"include_dashboard": self.dashboard,
                                   "log_to_driver": False, **self.ray_init_kwargs}
         if how == "start":
             kwargs["address"] = "local"  # a new cluster, never someone's `ray start` one
             for key in ("num_cpus", "num_gpus", "object_store_memory"):
                 if getattr(self, key) is not None:
                     kwargs[key] = getattr(self, key)
-            if self.include_dashboard and not _dashboard_installed():
+            if self.dashboard and not _dashboard_installed():
                 kwargs["include_dashboard"] = False
-            elif self.include_dashboard:
+            elif self.dashboard:
                 kwargs.setdefault("dashboard_host", self.ray_dashboard_host)
                 if self.ray_dashboard_port != DEFAULT_DASHBOARD_PORT:
                     kwargs.setdefault("dashboard_port", _require_free_port(

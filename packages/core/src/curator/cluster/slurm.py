@@ -62,7 +62,8 @@ class SlurmRayClient(RayClient):
         worker_connect_timeout_s: how long to wait for every node to join (NeMo Curator's
             name); past it the cluster is torn down and :class:`TimeoutError` raised.
         srun_args: extra ``srun`` arguments for the worker step (e.g. ``["--mpi=none"]``).
-        address, object_store_memory, timeout_s, include_dashboard, ray_init_kwargs: as for
+        address, object_store_memory, timeout_s, include_dashboard, dashboard, ray_init_kwargs:
+            as for
             :class:`RayClient`.
     """
 
@@ -70,14 +71,15 @@ class SlurmRayClient(RayClient):
                  num_gpus: int | None = None, object_store_memory: int | None = None,
                  timeout_s: float = 120.0, include_dashboard: bool = True,
                  worker_connect_timeout_s: float = 300.0, srun_args: list[str] | None = None,
-                 **ray_init_kwargs: Any) -> None:
+                 dashboard: bool = True, **ray_init_kwargs: Any) -> None:
         if num_cpus is None and os.environ.get("SLURM_CPUS_ON_NODE"):
             num_cpus = int(os.environ["SLURM_CPUS_ON_NODE"])
         if num_gpus is None and os.environ.get("SLURM_GPUS_ON_NODE"):
             num_gpus = int(os.environ["SLURM_GPUS_ON_NODE"])
         super().__init__(address=address, num_cpus=num_cpus, num_gpus=num_gpus,
                          object_store_memory=object_store_memory, timeout_s=timeout_s,
-                         include_dashboard=include_dashboard, **ray_init_kwargs)
+                         include_dashboard=include_dashboard, dashboard=dashboard,
+                         **ray_init_kwargs)
         self.worker_connect_timeout_s = worker_connect_timeout_s
         self.srun_args = list(srun_args or [])
         self.nodes: list[str] = []

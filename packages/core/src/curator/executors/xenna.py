@@ -83,7 +83,7 @@ def _check_state_api() -> None:
         raise RayStartError(
             f"XennaExecutor: the Ray cluster at {address} does not serve Ray's state API as "
             f"Xenna needs it: {what} ({type(exc).__name__}: {cause}). Start the cluster with "
-            f"the dashboard: RayClient() does by default (drop include_dashboard=False); for "
+            f"the dashboard: RayClient() does by default (drop dashboard=False); for "
             f"`ray start --head`, add --include-dashboard=true (package ray[default]) and run "
             f"it with {limits} in its environment. Or run XennaExecutor with no Ray cluster "
             f"connected and no address: it then starts one for the run") from exc
