@@ -3,57 +3,58 @@
 Read a manifest (or a folder of audio) → decode → measure → transcribe → score against the
 reference text → filter → write. Heavy libraries (soundfile, torch, torchaudio) are imported only
 when a stage runs.
+
+Every name is imported on first use (:func:`curator._lazy.lazy_exports`); :data:`STAGES` is the
+one list of the stages the plugin registers.
 """
 
-from curator_audio.asr import ASRModel, get_asr_model, register_asr_model, registered_asr_models
-from curator_audio.decode import AudioDecodeError, audio_info, load_audio, resample
-from curator_audio.io.directory import AudioDirectoryReader
-from curator_audio.io.manifest import ManifestReader, ManifestWriterStage
-from curator_audio.metrics import char_error_rate, edit_distance, normalize_text, word_error_rate
-from curator_audio.stages.alm import ALMDataBuilderStage, ALMDataOverlapStage
-from curator_audio.stages.alm_pretrain import (
-    OverlapFilterStage,
-    PretrainMetricsAggregatorStage,
-    ReadLongFormManifestStage,
-    SnippetCutPlannerStage,
-    SnippetExtractionStage,
-    SnippetManifestWriterStage,
-    SnippetRepetitionFilterStage,
-)
-from curator_audio.stages.asr import ASRStage
-from curator_audio.stages.audio_data_filter import AudioDataFilterStage
-from curator_audio.stages.band import BandFilterStage
-from curator_audio.stages.bandwidth import BandwidthEstimationStage
-from curator_audio.stages.base import AudioRecordStage
-from curator_audio.stages.compute_wer import ComputeWERStage
-from curator_audio.stages.convert import AudioToDocumentStage
-from curator_audio.stages.datasets import (
-    CreateInitialManifestFleursStage,
-    CreateInitialManifestReadSpeechStage,
-)
-from curator_audio.stages.decode import AudioDecodeStage, GetAudioDurationStage
-from curator_audio.stages.extract_segments import SegmentExtractionStage
-from curator_audio.stages.filters import PreserveByValueStage
-from curator_audio.stages.mos import SIGMOSFilterStage, UTMOSFilterStage
-from curator_audio.stages.preprocessing import (
-    MonoConversionStage,
-    ResampleAudioStage,
-    SegmentConcatenationStage,
-)
-from curator_audio.stages.quality import (
-    AudioClippingStage,
-    AudioMeasureStage,
-    AudioRMSStage,
-    AudioSilenceFractionStage,
-    AudioSNRStage,
-)
-from curator_audio.stages.segment import AudioSegmentationStage
-from curator_audio.stages.squim import TorchSquimQualityFilterStage, TorchSquimQualityMetricsStage
-from curator_audio.stages.text_filtering import WhisperHallucinationStage
-from curator_audio.stages.timestamp_mapper import TimestampMapperStage
-from curator_audio.stages.vad_segmentation import VADSegmentationStage
-from curator_audio.stages.wer import GetPairwiseWerStage
-from curator_audio.tasks import AudioBatch
+from curator._lazy import lazy_exports
+
+STAGES: dict[str, tuple[str, ...]] = {
+    "curator_audio.io.manifest": ("ManifestReader", "ManifestWriterStage"),
+    "curator_audio.io.directory": ("AudioDirectoryReader",),
+    "curator_audio.stages.filters": ("PreserveByValueStage",),
+    "curator_audio.stages.asr": ("ASRStage",),
+    "curator_audio.stages.squim": ("TorchSquimQualityFilterStage", "TorchSquimQualityMetricsStage"),
+    "curator_audio.stages.decode": ("AudioDecodeStage", "GetAudioDurationStage"),
+    "curator_audio.stages.quality":
+        ("AudioRMSStage", "AudioClippingStage", "AudioSilenceFractionStage", "AudioSNRStage"),
+    "curator_audio.stages.segment": ("AudioSegmentationStage",),
+    "curator_audio.stages.wer": ("GetPairwiseWerStage",),
+    "curator_audio.stages.vad_segmentation": ("VADSegmentationStage",),
+    "curator_audio.stages.preprocessing":
+        ("MonoConversionStage", "ResampleAudioStage", "SegmentConcatenationStage"),
+    "curator_audio.stages.timestamp_mapper": ("TimestampMapperStage",),
+    "curator_audio.stages.extract_segments": ("SegmentExtractionStage",),
+    "curator_audio.stages.bandwidth": ("BandwidthEstimationStage",),
+    "curator_audio.stages.band": ("BandFilterStage",),
+    "curator_audio.stages.mos": ("UTMOSFilterStage", "SIGMOSFilterStage"),
+    "curator_audio.stages.audio_data_filter": ("AudioDataFilterStage",),
+    "curator_audio.stages.compute_wer": ("ComputeWERStage",),
+    "curator_audio.stages.text_filtering": ("WhisperHallucinationStage",),
+    "curator_audio.stages.alm": ("ALMDataBuilderStage", "ALMDataOverlapStage"),
+    "curator_audio.stages.convert": ("AudioToDocumentStage",),
+    "curator_audio.stages.datasets":
+        ("CreateInitialManifestFleursStage", "CreateInitialManifestReadSpeechStage"),
+    "curator_audio.stages.alm_pretrain":
+        ("ReadLongFormManifestStage", "OverlapFilterStage", "SnippetCutPlannerStage",
+         "SnippetRepetitionFilterStage", "SnippetExtractionStage", "SnippetManifestWriterStage",
+         "PretrainMetricsAggregatorStage"),
+}
+"""Module -> the stage classes in it that the curator-audio plugin registers."""
+
+_EXPORTS = {
+    **{name: module for module, names in STAGES.items() for name in names},
+    **dict.fromkeys(["ASRModel", "get_asr_model", "register_asr_model", "registered_asr_models"],
+                    "curator_audio.asr"),
+    **dict.fromkeys(["AudioDecodeError", "audio_info", "load_audio", "resample"],
+                    "curator_audio.decode"),
+    **dict.fromkeys(["char_error_rate", "edit_distance", "normalize_text", "word_error_rate"],
+                    "curator_audio.metrics"),
+    "AudioRecordStage": "curator_audio.stages.base",
+    "AudioMeasureStage": "curator_audio.stages.quality",
+    "AudioBatch": "curator_audio.tasks",
+}
 
 __all__ = [
     "AudioBatch", "ManifestReader", "ManifestWriterStage", "AudioDirectoryReader",
@@ -74,3 +75,5 @@ __all__ = [
     "AudioDecodeError", "load_audio", "audio_info", "resample",
     "word_error_rate", "char_error_rate", "edit_distance", "normalize_text",
 ]
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
