@@ -59,11 +59,6 @@ MIGRATION_RULES = MigrationRules(
             "InverseTextNormalizationStage: nemo_text_processing installs here, but its "
             "inverse-normalisation grammars (pynini) compile for minutes at first use; not "
             "offered this round"),
-        **{f"{_A}.alm.pretrain.{module}": (
-            "the pretraining pipeline builder and shard merge (build_audio_pretrain_pipeline, "
-            "prepare_/finalize_audio_pretrain_outputs) are not offered this round: chain the "
-            "stages yourself; the outputs are per-task shards <output>.shard-<task_id>.<ext>")
-           for module in ("pipeline", "finalize")},
     },
     shim={
         f"{_A}.io.convert": ("curator_audio.stages.convert",),
@@ -99,5 +94,7 @@ MIGRATION_RULES = MigrationRules(
         f"{_A}.alm.pretrain.io": ("curator_audio.stages.alm_pretrain.reader",
                                   "curator_audio.stages.alm_pretrain.output"),
         f"{_A}.alm.pretrain.extraction": ("curator_audio.stages.alm_pretrain.output",),
+        f"{_A}.alm.pretrain.pipeline": ("curator_audio.stages.alm_pretrain.pipeline",),
+        f"{_A}.alm.pretrain.finalize": ("curator_audio.stages.alm_pretrain.pipeline",),
     },
 )
