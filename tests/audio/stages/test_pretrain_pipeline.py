@@ -128,3 +128,24 @@ def test_a_missing_member_is_reported_and_shards_kept_and_prepare_modes(setup) -
     final = finalize_audio_pretrain_outputs(**paths, delete_shards=True)
     assert final.ok and final.shards_deleted and final.manifest_rows == 4
     assert sorted(os.listdir(tar_dir)) == ["audio.tar", "metrics.json", "snippets.jsonl"]
+
+
+def test_a_resumed_run_keeps_the_skipped_tasks_shards_and_finalizes_the_same(setup,
+                                                                             tmp_path) -> None:
+    import os
+
+    pipeline, paths = setup
+    out = os.path.dirname(paths["output_manifest_path"])
+    checkpoint = str(tmp_path / "ckpt")
+    files, shard_times = [], []
+    for _ in range(2):  # the second run skips every finished partition: no shard rewritten
+        prepare_audio_pretrain_outputs(**paths)  # default mode: shards kept for the resume
+        assert pipeline.run(LocalExecutor(num_workers=1), checkpoint_dir=checkpoint,
+                            summary=False, progress=False).ok
+        shard_times.append({f: os.stat(os.path.join(out, f)).st_mtime_ns
+                            for f in os.listdir(out) if ".shard-" in f})
+        summary = finalize_audio_pretrain_outputs(**paths)
+        assert summary.ok and summary.manifest_rows == 4
+        files.append(_read(paths))
+    assert len(shard_times[0]) == 6 and shard_times[0] == shard_times[1]
+    assert files[0] == files[1]
