@@ -19,7 +19,7 @@ __all__ = ["URL_REGEX", "NEMO_URL_REGEX", "WORD_SPLIT", "CHUNK_BYTES", "chunked"
            "ge", "ASCII_WS", "ASCII_ALNUM", "text_bytes", "ASCII_LETTERS", "class_count",
            "class_count_and_lengths",
            "segment_counts", "ws_mask", "nonblank", "Tokens", "word_stats", "fast_word_counts",
-           "spans", "per_text", "TextView", "text_view"]
+           "spans", "per_text", "TextView", "text_view", "to_arrow", "to_numpy"]
 
 URL_REGEX = r'(?:https?|ftp)://[^\s/$.?#<>"][^\s<>"]*|www\.[^\s<>"]+\.[^\s<>"]+'
 """A general URL pattern; a URL ends at whitespace, ``<``, ``>`` or ``"``."""
@@ -97,11 +97,61 @@ def per_text(kernel: Callable, texts: pa.Array | TextView, *args: object,
     return out
 
 
+# pyarrow imports pandas (~0.3 s, under the GIL) the first time it converts a NumPy array or a
+# Python object (``pa.array(ndarray)``, ``pa.scalar``, ``Array.to_numpy()``, a compute call with a
+# Python number): the filters' hot path converts through buffers instead, so a text pipeline that
+# never asks for pandas never loads it.
+_NUMPY_DTYPES = {"double": "float64", "float": "float32", "halffloat": "float16"}
+
+
+def to_arrow(values: object) -> pa.Array:
+    """``values`` as one Arrow array: a 1-D NumPy bool or number array through its buffer (no
+    copy for numbers, NaN kept as NaN as ``pa.array`` does), Arrow arrays as they are."""
+    if isinstance(values, pa.ChunkedArray):
+        return values.combine_chunks()
+    if isinstance(values, pa.Array):
+        return values
+    if isinstance(values, np.ndarray) and values.ndim == 1:
+        if values.dtype == np.bool_:
+            bits = np.packbits(values, bitorder="little")
+            return pa.Array.from_buffers(pa.bool_(), len(values), [None, pa.py_buffer(bits)])
+        if values.dtype.kind in "iuf" and values.dtype.byteorder in "=|<":
+            arr = np.ascontiguousarray(values)
+            return pa.Array.from_buffers(pa.from_numpy_dtype(arr.dtype), len(arr),
+                                         [None, pa.py_buffer(arr)])
+    return pa.array(values)
+
+
+def to_numpy(arr: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    """A bool or number Arrow array without nulls as NumPy through its buffer (numbers: no
+    copy); anything else through ``to_numpy``."""
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    t = arr.type
+    if arr.null_count == 0:
+        data, n, off = arr.buffers()[1], len(arr), arr.offset
+        if pa.types.is_boolean(t):
+            if data is None:
+                return np.zeros(n, dtype=bool)
+            bits = np.unpackbits(np.frombuffer(data, dtype=np.uint8), bitorder="little",
+                                 count=off + n)
+            return bits[off:].astype(bool)
+        if pa.types.is_integer(t) or pa.types.is_floating(t):
+            dtype = np.dtype(_NUMPY_DTYPES.get(str(t), str(t)))
+            return np.frombuffer(data, dtype=dtype, count=off + n)[off:]
+    return arr.to_numpy(zero_copy_only=False)
+
+
 def np_bool(arr: pa.Array) -> np.ndarray:
     """A boolean Arrow array as NumPy (nulls as False) without pyarrow's pandas-backed path."""
     if isinstance(arr, pa.ChunkedArray):
         arr = arr.combine_chunks()
-    return pc.fill_null(arr, False).cast(pa.uint8()).to_numpy(zero_copy_only=False).astype(bool)
+    if arr.null_count:
+        arr = pc.fill_null(arr, pa.Array.from_buffers(pa.bool_(), 1, [None, _FALSE_BIT])[0])
+    return to_numpy(arr)
+
+
+_FALSE_BIT = pa.py_buffer(b"\x00")
 
 
 def lengths(texts: pa.Array | TextView) -> np.ndarray:
@@ -149,11 +199,20 @@ def ratio(num: np.ndarray, den: np.ndarray, empty: float) -> np.ndarray:
 
 
 def le(scores: pa.Array, bound: float) -> pa.Array:
-    return pc.less_equal(scores, bound)
+    return _compare(scores, bound, np.less_equal, pc.less_equal)
 
 
 def ge(scores: pa.Array, bound: float) -> pa.Array:
-    return pc.greater_equal(scores, bound)
+    return _compare(scores, bound, np.greater_equal, pc.greater_equal)
+
+
+def _compare(scores: pa.Array, bound: float, np_op: Callable, pc_op: Callable) -> pa.Array:
+    if isinstance(scores, np.ndarray):
+        return to_arrow(np_op(scores, bound))
+    if scores.null_count == 0 and (pa.types.is_integer(scores.type)
+                                   or pa.types.is_floating(scores.type)):
+        return to_arrow(np_op(to_numpy(scores), bound))
+    return pc_op(scores, bound)  # nulls stay null
 
 
 ASCII_WS = " \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f"

@@ -16,7 +16,7 @@ from curator.params import init_signature, typed_new
 from curator.stages.filter import FilterStage, numeric_bounds, reject_filtered
 from curator.stages.lifecycle import ensure_setup, overrides
 
-from curator_text.filters._vec import TextView, np_bool, text_view
+from curator_text.filters._vec import TextView, np_bool, text_view, to_arrow, to_numpy
 from curator_text.tasks import DocumentBatch
 
 __all__ = ["DocumentFilter", "FunctionFilter", "ScoreFilter", "Score", "Filter"]
@@ -79,11 +79,7 @@ def _view_scorer(flt: DocumentFilter) -> Callable[[TextView], np.ndarray] | None
 
 
 def _as_array(values: Any) -> pa.Array:
-    if isinstance(values, pa.ChunkedArray):
-        return values.combine_chunks()
-    if isinstance(values, pa.Array):
-        return values
-    return pa.array(values)
+    return to_arrow(values)
 
 
 def _texts(table: pa.Table, field: str, stage: str) -> pa.Array:
@@ -230,7 +226,7 @@ class _FilterStage(FilterStage[DocumentBatch]):
         flt = step.filter
         view = _view_scorer(flt) if self._score and not (self.split or step.score_field) else None
         if rows is not None and view is None:  # this step needs the selected rows as a table
-            table, rows = table.take(rows), None
+            table, rows = table.take(to_arrow(rows)), None
         if view is not None:
             scores = _as_array(view(text_view(_texts(table, step.field, self.name), rows)))
             keep = _as_array(flt.keep_batch(scores))
@@ -264,7 +260,8 @@ class _FilterStage(FilterStage[DocumentBatch]):
         keep = _as_array(flt.keep_batch(scores))
         if step.invert:
             keep = pc.invert(keep)
-        keep = pc.fill_null(keep, False)
+        if keep.null_count:
+            keep = to_arrow(np_bool(keep))
         if self.split:
             self._reject_dropped(task, table, flt, scores, keep)
         if pc.all(keep).as_py():
@@ -274,7 +271,7 @@ class _FilterStage(FilterStage[DocumentBatch]):
     def _sketch(self, flt: DocumentFilter, scores: pa.Array) -> None:
         """Publish numeric scores to the filter's histogram for the run report."""
         if pa.types.is_integer(scores.type) or pa.types.is_floating(scores.type):
-            self.publish_scores(flt.name, scores.to_numpy(zero_copy_only=False),
+            self.publish_scores(flt.name, to_numpy(scores),
                                 numeric_bounds(flt))
 
     def _reject_dropped(self, task: DocumentBatch, table: pa.Table, flt: DocumentFilter,

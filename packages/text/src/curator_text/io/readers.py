@@ -15,7 +15,6 @@ from curator.errors import ConfigError
 from curator.io import get_fs, register_storage_options
 
 from curator_text import _native
-from curator_text._warm import import_pandas_soon
 from curator_text.io.compressed import read_decompressed_range, stream_codec
 from curator_text.io.partitioning import (
     BYTE_RANGE_KEY,
@@ -83,7 +82,6 @@ class _ReaderStage(ProcessingStage[FileGroupTask, DocumentBatch]):
         raise NotImplementedError
 
     def process(self, task: FileGroupTask) -> DocumentBatch:
-        import_pandas_soon()  # pyarrow will want it: imported while this task is parsed
         register_storage_options(task.data, self.storage_options)  # in this worker too
         tables = []
         for path in task.data:
