@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 import soundfile as sf
 from curator.task_files import load_task, save_task
-from curator_audio import AudioBatch
 from curator_audio import testing as T
 from curator_audio.decode import (
     LazyConcatenation,
@@ -23,19 +22,12 @@ from curator_audio.stages.common import item_waveform
 from curator_audio.stages.preprocessing import ResampleAudioStage
 from curator_audio.stages.vad_segmentation import VADSegmentationStage
 
+from .long_scene import BLOCK, LAYOUT, VAD_ARGS, WINDOW, batch
+
 pytestmark = pytest.mark.skipif(not T.espeak_available(),
                                 reason="espeak-ng is not installed (apt-get install espeak-ng)")
 
-WINDOW, BLOCK = 12.0, 4.0
 LSB = 1 / 32768     # one step of the PCM_16 files written
-VAD_ARGS = {"speech_pad_ms": 0, "min_duration_sec": 0.5, "min_interval_ms": 300}
-LAYOUT = [("silence", 1.3), ("speech", 0), ("noise", 2.1), ("speech", 1), ("silence", 3.4),
-          ("speech", 2), ("noise", 1.7), ("silence", 2.2), ("speech", 1), ("noise", 2.6),
-          ("speech", 2), ("silence", 1.5)]
-
-
-def _batch(records):
-    return AudioBatch(task_id="t", dataset_name="d", data=records)
 
 
 def _stage(out_dir, **kw):
@@ -86,14 +78,14 @@ def test_lazy_resampled_equals_whole_file_resample_and_vad_streams_it(long_file,
     joined = LazyConcatenation((lazy.span(100, 900), 50, lazy.span(5000, 6000)), 16000)
     assert np.abs(np.asarray(joined) - np.concatenate(
         [whole[100:900], np.zeros(50, np.float32), whole[5000:6000]])).max() < 1e-5
-    save_task(_batch([record, {"waveform": joined, "sample_rate": 16000}]), str(tmp_path / "t"))
+    save_task(batch([record, {"waveform": joined, "sample_rate": 16000}]), str(tmp_path / "t"))
     assert [r["waveform"] for r in load_task(str(tmp_path / "t.task.json")).data] == \
         [lazy, joined]
     # VAD reads it block by block (its segments are spans of it) and finds the whole array's
     whole_vad = VADSegmentationStage(**VAD_ARGS, stream_above_sec=None)
     whole_vad._model = vad._model
-    streamed = vad.process(_batch([{"waveform": lazy, "sample_rate": 16000}]))
-    decoded = whole_vad.process(_batch([{"waveform": whole, "sample_rate": 16000}]))
+    streamed = vad.process(batch([{"waveform": lazy, "sample_rate": 16000}]))
+    decoded = whole_vad.process(batch([{"waveform": whole, "sample_rate": 16000}]))
     assert streamed.data and all(isinstance(r["waveform"], LazyResampled)
                                  for r in streamed.data)
     assert [(r["start_ms"], r["end_ms"]) for r in streamed.data] == \
@@ -107,7 +99,7 @@ def test_stage_streams_long_files_to_the_whole_file_result(long_file, vad, tmp_p
     rows = {}
     for label, above in (("streamed", WINDOW), ("whole", None)):
         stage = _stage(tmp_path / label, stream_above_sec=above)
-        rows[label] = stage.process(_batch([{"audio_filepath": path}])).data[0]
+        rows[label] = stage.process(batch([{"audio_filepath": path}])).data[0]
     streamed, whole = (sf.read(rows[k]["resampled_audio_filepath"], dtype="float32")[0]
                        for k in ("streamed", "whole"))
     expected = resample(wave, 48000, 16000)
@@ -121,12 +113,12 @@ def test_stage_streams_long_files_to_the_whole_file_result(long_file, vad, tmp_p
     vad_rs = VADSegmentationStage(**VAD_ARGS, stream_above_sec=WINDOW, stream_block_sec=BLOCK,
                                   filepath_key="resampled_audio_filepath")
     vad_rs._model = vad._model
-    spans = {k: [(r["start_ms"], r["end_ms"]) for r in vad_rs.process(_batch([row])).data]
+    spans = {k: [(r["start_ms"], r["end_ms"]) for r in vad_rs.process(batch([row])).data]
              for k, row in rows.items()}
     assert spans["streamed"] and spans["streamed"] == spans["whole"]
     # a stereo file kept stereo: each channel streamed
     stage = _stage(tmp_path / "stereo", target_nchannels=2)
-    (row,) = stage.process(_batch([{"audio_filepath": stereo_path}])).data
+    (row,) = stage.process(batch([{"audio_filepath": stereo_path}])).data
     got, sr = sf.read(row["resampled_audio_filepath"], dtype="float32")
     assert sr == 16000 and got.shape[1] == 2
     for c in range(2):
@@ -146,7 +138,7 @@ def test_streaming_resample_holds_a_block_not_the_file(long_file, tmp_path):
                                    stream_block_sec=2.0)
         tracemalloc.start()
         try:
-            out = stage.process(_batch([{"audio_filepath": path}]))
+            out = stage.process(batch([{"audio_filepath": path}]))
             peaks[label] = tracemalloc.get_traced_memory()[1]
         finally:
             tracemalloc.stop()
@@ -163,7 +155,7 @@ def test_long_file_failing_midway_is_rejected_and_leaves_no_file(tmp_path):
     path = str(tmp_path / "nan.wav")
     sf.write(path, wave, 16000, subtype="FLOAT")
     stage = _stage(tmp_path / "out", target_sample_rate=8000)
-    assert stage.process(_batch([{"audio_filepath": path}])).data == []
+    assert stage.process(batch([{"audio_filepath": path}])).data == []
     (rejected,) = stage.drain_rejected()
     assert rejected.reason == "undecodable_audio" and "non-finite" in str(rejected.error)
     assert not (tmp_path / "out").exists() or list((tmp_path / "out").iterdir()) == []

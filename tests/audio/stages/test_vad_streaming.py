@@ -12,7 +12,7 @@ import pytest
 import soundfile as sf
 from curator import LocalExecutor, Pipeline
 from curator.task_files import load_task, save_task
-from curator_audio import AudioBatch, AudioDataFilterStage, ManifestReader
+from curator_audio import AudioDataFilterStage, ManifestReader
 from curator_audio import testing as T
 from curator_audio.decode import (
     LazyConcatenation,
@@ -26,18 +26,11 @@ from curator_audio.stages.preprocessing import MonoConversionStage, SegmentConca
 from curator_audio.stages.timestamp_mapper import TimestampMapperStage
 from curator_audio.stages.vad_segmentation import VADSegmentationStage
 
+from .long_scene import BLOCK, LAYOUT, VAD_ARGS, WINDOW, batch
+
 pytestmark = pytest.mark.skipif(not T.espeak_available(),
                                 reason="espeak-ng is not installed (apt-get install espeak-ng)")
 
-WINDOW, BLOCK = 12.0, 4.0
-VAD_ARGS = {"speech_pad_ms": 0, "min_duration_sec": 0.5, "min_interval_ms": 300}
-LAYOUT = [("silence", 1.3), ("speech", 0), ("noise", 2.1), ("speech", 1), ("silence", 3.4),
-          ("speech", 2), ("noise", 1.7), ("silence", 2.2), ("speech", 1), ("noise", 2.6),
-          ("speech", 2), ("silence", 1.5)]
-
-
-def _batch(records):
-    return AudioBatch(task_id="t", dataset_name="d", data=records)
 
 
 @pytest.fixture(scope="module")
@@ -83,7 +76,7 @@ def test_streamed_spans_equal_whole_file_and_silero_direct(long_files, vad):
     whole = VADSegmentationStage(**VAD_ARGS, stream_above_sec=None)
     whole._model = vad._model
     for sr, (path, wave) in files.items():
-        streamed = vad.process(_batch([{"audio_filepath": path}]))
+        streamed = vad.process(batch([{"audio_filepath": path}]))
         assert all(isinstance(r["waveform"], LazyWaveform) for r in streamed.data)
         assert len(streamed.data) == len(truth)
         for (s, e), (ts, te) in zip(_spans(streamed), truth, strict=True):
@@ -100,7 +93,7 @@ def test_streamed_spans_equal_whole_file_and_silero_direct(long_files, vad):
         if sr != 48000:
             continue
         # the whole-file path: the same spans; a lazy segment decodes to the samples it cut
-        decoded = whole.process(_batch([{"audio_filepath": path}]))
+        decoded = whole.process(batch([{"audio_filepath": path}]))
         assert all(isinstance(r["waveform"], np.ndarray) for r in decoded.data)
         assert _spans(streamed) == _spans(decoded)
         for lazy, arr in zip(streamed.data, decoded.data, strict=True):
@@ -118,7 +111,7 @@ def test_streaming_holds_a_block_not_the_file(long_files, vad):
     stage._model = vad._model
     peaks = {}
     for label, run in (("whole", lambda: lazy_waveform(path).load()),
-                       ("streamed", lambda: stage.process(_batch([{"audio_filepath": path}])))):
+                       ("streamed", lambda: stage.process(batch([{"audio_filepath": path}])))):
         tracemalloc.start()
         try:
             run()
@@ -133,7 +126,7 @@ def test_mono_conversion_leaves_long_audio_lazy_and_extraction_reads_spans(long_
                                                                          tmp_path):
     _, files, truth = long_files
     path, wave = files[48000]
-    mono = MonoConversionStage(stream_above_sec=WINDOW).process(_batch([{"audio_filepath": path}]))
+    mono = MonoConversionStage(stream_above_sec=WINDOW).process(batch([{"audio_filepath": path}]))
     (rec,) = mono.data
     assert isinstance(rec["waveform"], LazyWaveform)
     assert rec["num_samples"] == len(wave) and rec["duration"] == pytest.approx(len(wave) / 48000)
@@ -157,7 +150,7 @@ def test_concatenation_of_streamed_segments_stays_lazy_and_maps_back(long_files,
     nested = VADSegmentationStage(**VAD_ARGS, stream_above_sec=WINDOW, stream_block_sec=BLOCK,
                                   nested=True)
     nested._model = vad._model
-    segmented = nested.process(_batch([{"audio_filepath": path}]))
+    segmented = nested.process(batch([{"audio_filepath": path}]))
     segs = segmented.data[0]["segments"]
     joined = SegmentConcatenationStage(silence_duration_sec=0.5).process(segmented)
     (rec,) = joined.data
@@ -184,7 +177,7 @@ def test_long_silent_and_truncated_files_rejected_with_reasons(tmp_path, vad):
     with open(good, "wb") as fh:
         fh.write(raw[:len(raw) // 2])
     assert lazy_waveform(silent).duration > WINDOW
-    out = vad.process(_batch([{"audio_filepath": silent}, {"audio_filepath": good}]))
+    out = vad.process(batch([{"audio_filepath": silent}, {"audio_filepath": good}]))
     assert out.data == []
     assert [r.reason for r in vad.drain_rejected()] == ["silent_audio", "undecodable_audio"]
 
