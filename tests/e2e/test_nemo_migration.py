@@ -12,6 +12,8 @@ import json
 import re
 from pathlib import Path
 
+from tests.text.filters.test_fasttext import _train as train_fasttext
+
 # ---- the user's NeMo Curator script, verbatim (NeMo >= 1.0 module paths) ---------------------
 NEMO_SCRIPT = '''
 from nemo_curator.pipeline import Pipeline
@@ -142,24 +144,8 @@ ZH = ["我喜欢吃苹果和香蕉", "今天天气很好我们去公园散步", 
 
 
 def _train_langid(tmp_path: Path) -> str:
-    import fasttext
-
-    data = tmp_path / "langid.txt"
     lines = [f"__label__eng_Latn {t}" for t in EN] + [f"__label__zho_Hans {t}" for t in ZH]
-    data.write_text("\n".join(lines * 5) + "\n", encoding="utf-8")
-    for seed in range(50):  # tiny corpora can make fastText raise "Encountered NaN"
-        try:
-            model = fasttext.train_supervised(str(data), epoch=30, lr=0.1, dim=8, minCount=1,
-                                              minn=1, maxn=2, wordNgrams=2, thread=1,
-                                              seed=seed, verbose=0)
-            break
-        except (RuntimeError, ValueError):
-            continue
-    else:
-        raise RuntimeError("fastText training kept failing with NaN")
-    path = str(tmp_path / "langid.bin")
-    model.save_model(path)
-    return path
+    return train_fasttext(tmp_path, lines * 5, "langid", epoch=30, lr=0.1, minn=1, maxn=2)
 
 
 def test_nemo_multilingual_pipeline_counts_chinese_words_as_nemo(tmp_path: Path) -> None:

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import ast
+import json
 import random
+import subprocess
+import sys
 
 import numpy as np
 import pyarrow as pa
@@ -23,25 +26,40 @@ LQ = ["click here buy now cheap cheap cheap", "win free prize click now now",
       "buy buy buy discount click here free"]
 
 
-def _train(tmp_path, lines: list[str], name: str) -> str:
-    import fasttext
+_TRAIN = """
+import json
+import sys
+import fasttext
 
+data, path, params = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+for seed in range(50):
+    try:
+        model = fasttext.train_supervised(data, seed=seed, verbose=0, thread=1, **params)
+        break
+    except (RuntimeError, ValueError):
+        continue
+else:
+    sys.exit("fastText training kept failing with NaN")
+model.save_model(path)
+"""
+
+
+_PARAMS = {"epoch": 20, "lr": 0.05, "dim": 8, "minCount": 1, "wordNgrams": 2}
+
+
+def _train(tmp_path, lines: list[str], name: str, **params: object) -> str:
+    """A tiny supervised fastText model trained on ``lines``, in a fresh interpreter: in a long
+    test process fasttext-numpy2-wheel's training can raise "Encountered NaN" for every seed (it
+    depends on the process, not on the seed: word bigrams and a seed retry made it train cleanly
+    in fresh processes, but not after some other tests had run in the same one). ``params``
+    override fastText's training options (:data:`_PARAMS`)."""
     data = tmp_path / f"{name}.txt"
-    data.write_text("\n".join(lines) + "\n")
-    # With word unigrams only, fasttext-numpy2-wheel raises "Encountered NaN" on tiny corpora
-    # in most processes (it depends on the process, not on the seed); with word bigrams it
-    # trained cleanly 36 times out of 36. The seed retry stays as a second line of defence.
-    for seed in range(50):
-        try:
-            model = fasttext.train_supervised(str(data), epoch=20, lr=0.05, dim=8, minCount=1,
-                                              wordNgrams=2, thread=1, seed=seed, verbose=0)
-            break
-        except (RuntimeError, ValueError):
-            continue
-    else:
-        raise RuntimeError("fastText training kept failing with NaN")
+    data.write_text("\n".join(lines) + "\n", encoding="utf-8")
     path = str(tmp_path / f"{name}.bin")
-    model.save_model(path)
+    out = subprocess.run([sys.executable, "-c", _TRAIN, str(data), path,
+                          json.dumps({**_PARAMS, **params})],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
     return path
 
 
