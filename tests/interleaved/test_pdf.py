@@ -143,3 +143,23 @@ def test_pdf_reader_in_a_pipeline(tmp_path):
     (tmp_path / "doc.pdf").write_bytes(make_pdf([TWO_COLUMNS]))
     [batch] = Pipeline("pdf", stages=[PDFReader(file_paths=str(tmp_path))]).run(summary=False)
     assert batch.num_items == 1 and batch.count(modality="image") == 2
+
+
+def test_pdfium_is_used_by_one_thread_at_a_time():
+    """PDFium is not thread-safe and the local executor runs a stage in several threads:
+    extraction and rendering from many threads at once give the single-thread results (without
+    the module's lock such runs crashed the process with SIGABRT)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from curator_interleaved.pdf.extract import render_pdf_pages
+
+    data = make_pdf([TWO_COLUMNS, [("image", 10, 10, 60, 40, JPEG)]])
+    want = [[s.text for s in p.segments] for p in extract_pdf(data)]
+
+    def both(_):
+        got = [[s.text for s in p.segments] for p in extract_pdf(data)]
+        return got, [im.size for im in render_pdf_pages(data, dpi=36)]
+
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(both, range(100)))
+    assert all(got == want and len(sizes) == 2 for got, sizes in results)

@@ -15,11 +15,17 @@ columns comes first.
 from __future__ import annotations
 
 import io
+import threading
 from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = ["PDFSegment", "PageResult", "extract_pdf", "open_pdf", "reading_order",
-           "render_pdf_pages", "image_to_bytes"]
+           "render_pdf_pages", "image_to_bytes", "PDFIUM_LOCK"]
+
+PDFIUM_LOCK = threading.RLock()
+"""Held around every use of PDFium: it is not thread-safe, not even across documents (pypdfium2's
+docs), and the local executor runs a stage in several threads of one process; concurrent calls
+crashed a run with SIGABRT."""
 
 
 @dataclass
@@ -190,24 +196,25 @@ def extract_pdf(data: bytes, password: str | None = None, max_pages: int | None 
     reading order, or the reason it gave none (``empty_page``: no text or image;
     ``page_error``: PDFium failed on it). Raises ``ValueError(code, detail)`` when the document
     cannot be opened (:func:`open_pdf`)."""
-    doc = open_pdf(data, password)
-    results = []
-    try:
-        n = len(doc) if max_pages is None else min(len(doc), max_pages)
-        for index in range(n):
-            page = None
-            try:
-                page = doc[index]
-                segs = _page_segments(page, index)
-                results.append(PageResult(index, segs) if segs else PageResult(
-                    index, [], "the page has no text and no image", "empty_page"))
-            except Exception as e:
-                results.append(PageResult(index, [], f"{type(e).__name__}: {e}", "page_error"))
-            finally:
-                if page is not None:
-                    page.close()
-    finally:
-        doc.close()
+    with PDFIUM_LOCK:
+        doc = open_pdf(data, password)
+        results = []
+        try:
+            n = len(doc) if max_pages is None else min(len(doc), max_pages)
+            for index in range(n):
+                page = None
+                try:
+                    page = doc[index]
+                    segs = _page_segments(page, index)
+                    results.append(PageResult(index, segs) if segs else PageResult(
+                        index, [], "the page has no text and no image", "empty_page"))
+                except Exception as e:
+                    results.append(PageResult(index, [], f"{type(e).__name__}: {e}", "page_error"))
+                finally:
+                    if page is not None:
+                        page.close()
+        finally:
+            doc.close()
     return results
 
 
@@ -217,30 +224,31 @@ def render_pdf_pages(pdf_bytes: bytes, dpi: int = 300, max_pages: int = 50,
     """Each page (up to ``max_pages``) rendered to an RGB PIL image at ``dpi``, scaled down to
     fit ``max_size`` pixels (NeMo Curator's defaults). A page that fails to render is ``None``
     in the list; a document that cannot be opened raises ``ValueError(code, detail)``."""
-    doc = open_pdf(pdf_bytes, password)
-    images: list[Any] = []
-    try:
-        base = dpi / 72.0
-        for index in range(min(len(doc), max_pages)):
-            page = bitmap = None
-            try:
-                page = doc[index]
-                scale = base
-                if max_size is not None:
-                    pw, ph = float(page.get_width()), float(page.get_height())
-                    if pw > 0 and ph > 0:
-                        scale = min(base, max(min(max_size[0] / pw, max_size[1] / ph), 1e-3))
-                bitmap = page.render(scale=scale)
-                images.append(bitmap.to_pil().convert("RGB"))
-            except Exception:
-                images.append(None)
-            finally:
-                if bitmap is not None:
-                    bitmap.close()
-                if page is not None:
-                    page.close()
-    finally:
-        doc.close()
+    with PDFIUM_LOCK:
+        doc = open_pdf(pdf_bytes, password)
+        images: list[Any] = []
+        try:
+            base = dpi / 72.0
+            for index in range(min(len(doc), max_pages)):
+                page = bitmap = None
+                try:
+                    page = doc[index]
+                    scale = base
+                    if max_size is not None:
+                        pw, ph = float(page.get_width()), float(page.get_height())
+                        if pw > 0 and ph > 0:
+                            scale = min(base, max(min(max_size[0] / pw, max_size[1] / ph), 1e-3))
+                    bitmap = page.render(scale=scale)
+                    images.append(bitmap.to_pil().convert("RGB"))
+                except Exception:
+                    images.append(None)
+                finally:
+                    if bitmap is not None:
+                        bitmap.close()
+                    if page is not None:
+                        page.close()
+        finally:
+            doc.close()
     return images
 
 

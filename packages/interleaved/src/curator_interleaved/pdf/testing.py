@@ -38,12 +38,15 @@ def rotate_pages(data: bytes, degrees: int, pages: list[int] | None = None) -> b
     """``data`` with ``/Rotate degrees`` set on ``pages`` (default all), saved by PDFium."""
     import pypdfium2 as pdfium
 
-    doc = pdfium.PdfDocument(data)
-    for i in range(len(doc)) if pages is None else pages:
-        doc[i].set_rotation(degrees)
-    out = io.BytesIO()
-    doc.save(out)
-    doc.close()
+    from curator_interleaved.pdf.extract import PDFIUM_LOCK
+
+    with PDFIUM_LOCK:
+        doc = pdfium.PdfDocument(data)
+        for i in range(len(doc)) if pages is None else pages:
+            doc[i].set_rotation(degrees)
+        out = io.BytesIO()
+        doc.save(out)
+        doc.close()
     return out.getvalue()
 
 
