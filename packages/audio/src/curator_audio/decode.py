@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -156,7 +157,7 @@ def resample_blocks(blocks: Iterable[np.ndarray], orig_sr: int, target_sr: int
         yield out[skip:skip + math.ceil(n * total / o) - done * n // o]
 
 
-class LazyAudio:
+class LazyAudio(ABC):
     """Mono audio not yet decoded, standing in ``record["waveform"]`` for audio too long to hold
     whole (longer than :data:`STREAM_ABOVE_SEC`): streaming stages read it :meth:`blocks` at a
     time; any other stage gets the samples with ``np.asarray(wave)`` / :meth:`load` (as
@@ -169,8 +170,9 @@ class LazyAudio:
     dtype = np.dtype(np.float32)
     ndim = 1
 
+    @abstractmethod
     def __len__(self) -> int:
-        raise NotImplementedError
+        ...
 
     @property
     def shape(self) -> tuple[int]:
@@ -180,19 +182,19 @@ class LazyAudio:
     def duration(self) -> float:
         return len(self) / self.sample_rate
 
+    @abstractmethod
     def blocks(self, block_sec: float = STREAM_BLOCK_SEC) -> Iterator[np.ndarray]:
         """Consecutive mono float32 blocks of at most ``block_sec`` seconds; raises
         :class:`AudioDecodeError` when a file holds fewer frames than promised or non-finite
         samples."""
-        raise NotImplementedError
 
+    @abstractmethod
     def span(self, first: int, last: int) -> LazyAudio:
         """Frames ``[first, last)``, still not decoded."""
-        raise NotImplementedError
 
+    @abstractmethod
     def to_state(self) -> dict[str, Any]:
         """A JSON description that :meth:`from_state` rebuilds."""
-        raise NotImplementedError
 
     @staticmethod
     def from_state(state: dict[str, Any]) -> LazyAudio:
