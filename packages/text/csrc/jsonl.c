@@ -149,6 +149,48 @@ done:
     return ret;
 }
 
+PyDoc_STRVAR(int64_text_doc,
+"int64_text(values, out, offsets) -> n_bytes\n--\n\n"
+"The decimal text of every int64 of values (as str(int) writes it), one after another into\n"
+"the writable buffer out (at least 20 bytes per value), and where each starts into offsets\n"
+"(int64, one more than the values; the last: n_bytes).");
+
+static PyObject *py_int64_text(PyObject *self, PyObject *args) {
+    Py_buffer values = {0}, out = {0}, offsets = {0};
+    PyObject *ret = NULL;
+    if (!PyArg_ParseTuple(args, "y*w*w*", &values, &out, &offsets)) return NULL;
+    Py_ssize_t n = values.len / 8;
+    if (values.len % 8 || offsets.len != (n + 1) * 8 || out.len < 20 * n) {
+        PyErr_SetString(PyExc_ValueError, "values: int64; out: 20 bytes a value; offsets: "
+                                          "int64, one more than the values");
+        goto done;
+    }
+    const int64_t *v = (const int64_t *)values.buf;
+    i64 *off = (i64 *)offsets.buf, pos = 0;
+    u8 *o = (u8 *)out.buf;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < n; i++) {
+        u8 digits[20];
+        int k = 0;
+        u64 u = v[i] < 0 ? (u64)0 - (u64)v[i] : (u64)v[i];
+        off[i] = pos;
+        do {
+            digits[k++] = (u8)('0' + u % 10);
+            u /= 10;
+        } while (u);
+        if (v[i] < 0) o[pos++] = '-';
+        while (k) o[pos++] = digits[--k];
+    }
+    off[n] = pos;
+    Py_END_ALLOW_THREADS
+    ret = PyLong_FromSsize_t((Py_ssize_t)pos);
+done:
+    PyBuffer_Release(&values);
+    PyBuffer_Release(&out);
+    PyBuffer_Release(&offsets);
+    return ret;
+}
+
 /* ---- JSON Lines ---------------------------------------------------------------------------- */
 
 /* A fast reader for the JSON Lines most corpora hold: objects of strings, numbers, booleans and
@@ -628,6 +670,7 @@ done:
 
 PyMethodDef JSONL_METHODS[] = {
     {"jsonl_rows", py_jsonl_rows, METH_VARARGS, jsonl_rows_doc},
+    {"int64_text", py_int64_text, METH_VARARGS, int64_text_doc},
     {"read_jsonl", py_read_jsonl, METH_VARARGS, read_jsonl_doc},
     {NULL, NULL, 0, NULL},
 };

@@ -76,6 +76,29 @@ def test_jsonl_strings_are_escaped_as_json_dumps_does() -> None:
         assert line == f'{{"text":{json.dumps(text, ensure_ascii=False)},"n":{i}}}'
 
 
+def test_jsonl_integers_are_written_as_str_writes_them() -> None:
+    """Integer columns are formatted by a compiled pass (``_native.int64_text``): every integer
+    type's extremes, negative numbers, sliced arrays, rows selected; with nulls and uint64
+    Arrow's cast formats them."""
+    import numpy as np
+    from curator_text.io.jsonl_encode import jsonl_chunks, table_to_jsonl
+
+    for dtype in ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"):
+        info = np.iinfo(dtype)
+        values = [int(info.min), int(info.max), 0, 1, 9, 10, 99, 100, int(info.max) // 3]
+        if info.min < 0:
+            values += [-1, -9, -10, -100, int(info.min) + 1]
+        column = pa.array(values, pa.from_numpy_dtype(np.dtype(dtype)))
+        for arr, expect in ((column, values), (column.slice(2, 5), values[2:7])):
+            lines = table_to_jsonl(pa.table({"n": arr})).decode().splitlines()
+            assert lines == [f'{{"n":{v}}}' for v in expect], dtype
+        rows = np.array([3, 0, 1])
+        got = b"".join(bytes(p) for p in jsonl_chunks(pa.table({"n": column}), rows))
+        assert got.decode().splitlines() == [f'{{"n":{values[r]}}}' for r in rows], dtype
+    with_nulls = table_to_jsonl(pa.table({"n": pa.array([5, None, -7])})).decode()
+    assert with_nulls.splitlines() == ['{"n":5}', '{"n":null}', '{"n":-7}']
+
+
 def test_jsonl_is_written_in_buffer_sized_pieces_of_whole_rows(tmp_path) -> None:
     """Rows go out through one reused buffer, as many whole rows a piece as fit; a row larger
     than the buffer grows it. The file is the rows in order, whatever the pieces."""

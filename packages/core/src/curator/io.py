@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 import uuid
 from collections.abc import Iterator, Sequence
 from typing import IO, TYPE_CHECKING, Any
+
+from curator.local_fs import LOCAL_FS, is_plain_local_path
 
 if TYPE_CHECKING:
     import fsspec
@@ -51,10 +54,18 @@ def storage_options_for(path: str) -> dict[str, Any]:
 def get_fs(path: str, storage_options: dict[str, Any] | None = None
            ) -> tuple[fsspec.AbstractFileSystem, str]:
     """The fsspec filesystem for ``path`` and the path within it (globs are not expanded), with
-    ``storage_options`` or else those registered for the path (:func:`register_storage_options`)."""
+    ``storage_options`` or else those registered for the path (:func:`register_storage_options`).
+
+    A plain local path, while nothing in the process has imported fsspec, gets
+    :data:`curator.local_fs.LOCAL_FS` (fsspec's interface on ``os`` calls: a small run does not
+    pay fsspec's import); fsspec's own ``LocalFileSystem`` once fsspec is loaded."""
+    options = storage_options if storage_options is not None else storage_options_for(path)
+    if not options and "fsspec" not in sys.modules:
+        path = os.fspath(path)
+        if is_plain_local_path(path):
+            return LOCAL_FS, LOCAL_FS._strip_protocol(path)
     import fsspec
 
-    options = storage_options if storage_options is not None else storage_options_for(path)
     fs, inner = fsspec.core.url_to_fs(path, **options)
     return fs, inner
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import tempfile
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -84,7 +83,7 @@ class IdGeneratorBase:
 def id_generator_dir() -> str:
     """Where the shared generator's state lives (``CURATOR_ID_GENERATOR_DIR``)."""
     return os.environ.get("CURATOR_ID_GENERATOR_DIR") or os.path.join(
-        tempfile.gettempdir(), f"curator-id-generator-{os.getuid() if hasattr(os, 'getuid') else 0}")
+        _tempdir(), f"curator-id-generator-{os.getuid() if hasattr(os, 'getuid') else 0}")
 
 
 class IdGenerator:
@@ -171,3 +170,9 @@ def write_id_generator_to_disk(filepath: str, storage_options: dict[str, Any] | 
                                ) -> None:
     """Saves the shared generator's state (NeMo's JSON) to ``filepath``."""
     get_id_generator_actor().to_disk(filepath, storage_options)
+
+
+def _tempdir() -> str:
+    import tempfile  # not at import: the readers import this module for its column name
+
+    return tempfile.gettempdir()

@@ -1,11 +1,11 @@
 """Entry point of a local-executor worker process: ``python -m curator.executors._worker FD``.
 
-A fresh interpreter that never imports the user's ``__main__`` (see ``workers.ProcessWorker``).
+A fresh interpreter that never imports the user's ``__main__`` (see ``process_worker.ProcessWorker``).
 """
 
 import sys
 
-from curator.executors.workers import child_main
+from curator.executors.process_worker import child_main
 
 __all__: list[str] = []
 

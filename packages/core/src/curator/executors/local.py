@@ -9,17 +9,20 @@ import threading
 import time
 import warnings
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from curator.executors.base import BaseExecutor, Run, SourceStageError
 from curator.executors.config import QUEUE_BYTES, LocalConfig
 from curator.executors.fusion import ChainJob, StageGroup
 from curator.executors.retry import WorkerDied
 from curator.executors.sizing import Cluster, Demand, plan_pools
-from curator.executors.workers import ProcessWorker, ThreadWorker, worker_command
+from curator.executors.workers import ThreadWorker
 from curator.run.outcome import Outcome
 from curator.stages.base import ProcessingStage, fixed_num_workers
 from curator.tasks import Task
+
+if TYPE_CHECKING:
+    from curator.executors.process_worker import ProcessWorker
 
 __all__ = ["LocalExecutor", "SourceStageError", "plan_workers", "available_gpus"]
 
@@ -145,7 +148,11 @@ class LocalExecutor(BaseExecutor):
 def _processes_available(stages: list[ProcessingStage], fused: bool = False) -> bool:
     """Whether worker processes can start here; else warn once that threads run them."""
     wanted = [s.name for s in stages if s.worker_mode == "process" or fused]
-    if not wanted or worker_command(0) is not None:
+    if not wanted:
+        return True
+    from curator.executors.process_worker import worker_command
+
+    if worker_command(0) is not None:
         return True
     warnings.warn(f"LocalExecutor: this Python cannot start worker processes (no executable), so "
                   f"the process-mode stages {wanted} run in threads of this process",
@@ -268,6 +275,8 @@ class _LocalRun:
         job = ChainJob(group, self.ctx.max_retries, len(self.stages),
                        self.run_.outputs.collect or not in_process)
         if in_process:
+            from curator.executors.process_worker import ProcessWorker
+
             runner = ProcessWorker(job, name)
             with self.lock:
                 self.procs.append(runner)

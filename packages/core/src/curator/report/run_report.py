@@ -10,7 +10,6 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import platform
-from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -136,6 +135,8 @@ def stage_fields_markdown() -> str:
 
 def report_schema() -> dict[str, Any]:
     """The JSON Schema (draft 2020-12) every report validates against."""
+    from importlib import resources
+
     text = resources.files("curator.report").joinpath("schema.json").read_text("utf-8")
     return json.loads(text)
 

@@ -170,10 +170,11 @@ def _read_ranges(groups: dict[str, list[tuple[int, int, int]]], refs: Sequence[d
 
 
 def is_local_filesystem(fs: Any) -> bool:
-    """Whether ``fs`` (an fsspec filesystem) is the local disk."""
+    """Whether ``fs`` (an fsspec filesystem, or ``curator.local_fs``'s) is the local disk."""
+    from curator.local_fs import LocalFileSystem as CuratorLocal
     from fsspec.implementations.local import LocalFileSystem
 
-    return isinstance(fs, LocalFileSystem)
+    return isinstance(fs, LocalFileSystem | CuratorLocal)
 
 
 def _read_local_ranges(keys: list[tuple[str, int, int]]) -> list[bytes | BaseException]:

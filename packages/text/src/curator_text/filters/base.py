@@ -10,13 +10,12 @@ from typing import Any, ClassVar
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 from curator.errors import ConfigError
 from curator.params import init_signature, typed_new
 from curator.stages.filter import FilterStage, numeric_bounds, reject_filtered
 from curator.stages.lifecycle import ensure_setup, overrides
 
-from curator_text.filters._vec import TextView, np_bool, text_view, to_arrow, to_numpy
+from curator_text.filters._vec import TextView, np_bool, pc, text_view, to_arrow, to_numpy
 from curator_text.tasks import DocumentBatch
 
 __all__ = ["DocumentFilter", "FunctionFilter", "ScoreFilter", "Score", "Filter"]

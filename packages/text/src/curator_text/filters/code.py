@@ -34,7 +34,7 @@ class _Range(DocumentFilter):
         return self._min <= score <= self._max
 
     def keep_batch(self, scores: pa.Array) -> pa.Array:
-        return pc.and_(v.ge(scores, self._min), v.le(scores, self._max))
+        return v.between(scores, self._min, self._max)
 
 
 _DOC_NODES = (ast.Module, ast.ClassDef, ast.FunctionDef)

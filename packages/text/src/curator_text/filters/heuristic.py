@@ -9,9 +9,9 @@ import re
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from curator_text.filters import _vec as v
+from curator_text.filters._vec import pc
 from curator_text.filters.base import DocumentFilter
 from curator_text.filters.words import needs_segmenter, split_words
 
@@ -91,7 +91,7 @@ class WordCountFilter(_Words):
         return self._min_words <= score <= self._max_words
 
     def keep_batch(self, scores: pa.Array) -> pa.Array:
-        return pc.and_(v.ge(scores, self._min_words), v.le(scores, self._max_words))
+        return v.between(scores, self._min_words, self._max_words)
 
 
 ALNUM_CHARS = v.ASCII_ALNUM + "\n?!,."
@@ -294,7 +294,7 @@ class MeanWordLengthFilter(_Words):
         return self._min <= score <= self._max
 
     def keep_batch(self, scores: pa.Array) -> pa.Array:
-        return pc.and_(v.ge(scores, self._min), v.le(scores, self._max))
+        return v.between(scores, self._min, self._max)
 
 
 END_MARKS = (".", "?", "!", '"', "'")

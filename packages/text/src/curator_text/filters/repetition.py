@@ -9,11 +9,11 @@ from collections import Counter
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from curator_text import _native
 from curator_text.filters import _ngrams
 from curator_text.filters import _vec as v
+from curator_text.filters._vec import pc
 from curator_text.filters.base import DocumentFilter
 from curator_text.filters.words import needs_segmenter, split_words
 

@@ -1,6 +1,7 @@
 """Fast JSON Lines encoding of an Arrow table: rows written by one compiled pass
-(``_native.jsonl_rows``: strings escaped as ``json.dumps(ensure_ascii=False)``), numbers and
-booleans formatted by ``pyarrow.compute``; other column types fall back to pandas."""
+(``_native.jsonl_rows``: strings escaped as ``json.dumps(ensure_ascii=False)``), integers
+formatted by ``_native.int64_text``, other numbers and booleans by ``pyarrow.compute``; other
+column types fall back to pandas."""
 
 from __future__ import annotations
 
@@ -10,10 +11,9 @@ from collections.abc import Iterator
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from curator_text import _native
-from curator_text.filters._vec import np_bool, text_view
+from curator_text.filters._vec import np_bool, pc, text_view, to_numpy
 
 __all__ = ["table_to_jsonl", "jsonl_chunks"]
 
@@ -27,13 +27,26 @@ def _values(col: pa.Array) -> tuple[pa.Array, bool] | None:
     if pa.types.is_boolean(t):
         return pc.if_else(col, "true", "false"), False
     if pa.types.is_integer(t):
-        return col.cast(pa.string()), False
+        if col.null_count or t == pa.uint64():
+            return col.cast(pa.string()), False
+        return _int_text(col), False
     if pa.types.is_floating(t):  # NaN and infinities have no JSON form: null, as pandas
         return pc.if_else(pc.is_finite(col), col.cast(pa.string()),
                           pa.scalar(None, pa.string())), False
     if pa.types.is_null(t):
         return pa.nulls(len(col), pa.string()), False
     return None
+
+
+def _int_text(col: pa.Array) -> pa.Array:
+    """An integer array without nulls (up to int64) as its decimal texts, by one compiled pass
+    (``cast(pa.string())`` would import ``pyarrow.compute`` for it)."""
+    values = np.ascontiguousarray(to_numpy(col), dtype=np.int64)
+    out = np.empty(20 * len(values), np.uint8)
+    offsets = np.empty(len(values) + 1, np.int64)
+    size = _native.int64_text(values, out, offsets)
+    return pa.Array.from_buffers(pa.large_string(), len(values),
+                                 [None, pa.py_buffer(offsets), pa.py_buffer(out[:size])])
 
 
 _BUFFER_BYTES = 1 << 20

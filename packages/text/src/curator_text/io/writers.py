@@ -9,12 +9,12 @@ from typing import Any, ClassVar
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 from curator import FileGroupTask, ProcessingStage
 from curator.errors import ConfigError
 from curator.io import atomic_write, file_stem, register_storage_options
 from curator.output_dir import DEFAULT_MODE, ManagedOutput, SaveMode, check_mode
 
+from curator_text.filters._vec import pc
 from curator_text.io.jsonl_encode import jsonl_chunks, table_to_jsonl
 from curator_text.tasks import DocumentBatch
 
