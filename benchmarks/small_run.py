@@ -20,7 +20,7 @@ processes, and each script runs once untimed first): installed from wheels, ever
 with its bytecode compiled at install, while a workspace checkout run with that variable set
 would compile Curator's own sources at every start, a cost no installed user pays.
 
-The corpus is benchmarks/corpus.py's realistic one (100k documents, 259 MB in 8 files by
+The corpus is benchmarks/corpus.py's realistic one (100k documents, 236 MiB in 8 files by
 default), generated once under ``--workdir``.
 """
 
