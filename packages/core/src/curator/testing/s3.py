@@ -23,6 +23,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from curator.child_process import die_with_parent
+
 __all__ = ["LocalS3Server", "find_weed"]
 
 #: the access key pair the server accepts (only on 127.0.0.1, only for tests)
@@ -117,8 +119,11 @@ class LocalS3Server:
                 "-master.volumeSizeLimitMB", "64", "-volume.max", "0",
                 "-volume.preStopSeconds", "0"]  # stop at once (no drain: data is throwaway)
         self._log = open(self.root / "weed.log", "wb")  # closed in stop()
+        # its own session (a Ctrl-C reaches the test run, which stops it); killed with its
+        # parent if the test run dies outright
         self.process = subprocess.Popen(args, stdout=self._log, stderr=subprocess.STDOUT,
-                                        stdin=subprocess.DEVNULL, start_new_session=True)
+                                        stdin=subprocess.DEVNULL, start_new_session=True,
+                                        preexec_fn=die_with_parent)
         try:
             self._wait_ready()
         except BaseException:

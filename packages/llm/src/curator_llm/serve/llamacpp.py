@@ -3,7 +3,6 @@ the ``curator-llm[llamacpp]`` extra) serving GGUF models on CPU with OpenAI's AP
 
 from __future__ import annotations
 
-import ctypes
 import json
 import os
 import signal
@@ -13,6 +12,8 @@ import tempfile
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from curator.child_process import die_with_parent
+
 from curator_llm.serve.base import BaseModelConfig, BaseServerConfig, InferenceBackend
 from curator_llm.serve.constants import EXTRA_BUFFERS_ENV, SIGKILL_WAIT_S, SIGTERM_WAIT_S
 
@@ -21,8 +22,6 @@ if TYPE_CHECKING:
 
 __all__ = ["LlamaCppModelConfig", "LlamaCppServerConfig", "LlamaCppBackend",
            "die_with_parent"]
-
-_PR_SET_PDEATHSIG = 1
 
 
 @dataclass
@@ -66,18 +65,6 @@ class LlamaCppServerConfig(BaseServerConfig):
     python: str | None = None
     extra_settings: dict[str, Any] = field(default_factory=dict)
     extra_buffers: bool = False
-
-
-def die_with_parent(sig: int = signal.SIGKILL) -> None:
-    """In a child between fork and exec: ask Linux to send ``sig`` when the parent dies, so a
-    server never outlives a driver killed with SIGKILL (no orphan). A no-op elsewhere."""
-    if not sys.platform.startswith("linux"):
-        return
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(_PR_SET_PDEATHSIG, int(sig), 0, 0, 0)
-    except (OSError, AttributeError):
-        pass
 
 
 class LlamaCppBackend(InferenceBackend):
