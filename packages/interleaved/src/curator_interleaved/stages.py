@@ -154,7 +154,8 @@ class BaseInterleavedFilterStage(BaseInterleavedAnnotatorStage):
         over its rows; row ``i`` is index ``i`` for :meth:`mark_bad` / :meth:`record_score`).
         Optional: a filter that implements it is run without a pandas frame (Curator's
         aspect-ratio and image-to-text filters do); the others get their frame."""
-        raise NotImplementedError
+        raise NotImplementedError(f"{type(self).__name__} decides on pandas frames "
+                                  f"(content_keep_mask); it has no Arrow path")
 
     # -- helpers for subclasses ------------------------------------------------------------
     def mark_bad(self, idx: Any, reason: str, error: str = "") -> None:

@@ -213,21 +213,28 @@ def ge(scores: pa.Array, bound: float) -> pa.Array:
 
 def between(scores: pa.Array, low: float, high: float) -> pa.Array:
     """``low <= scores <= high`` (nulls stay null)."""
-    if isinstance(scores, np.ndarray) or (
-            scores.null_count == 0 and (pa.types.is_integer(scores.type)
-                                        or pa.types.is_floating(scores.type))):
-        values = scores if isinstance(scores, np.ndarray) else to_numpy(scores)
-        return to_arrow((values >= low) & (values <= high))
-    return pc.and_(ge(scores, low), le(scores, high))
+    values = _null_free_numbers(scores)
+    if values is None:
+        return pc.and_(ge(scores, low), le(scores, high))
+    return to_arrow((values >= low) & (values <= high))
 
 
 def _compare(scores: pa.Array, bound: float, np_op: Callable, pc_op: str) -> pa.Array:
+    values = _null_free_numbers(scores)
+    if values is None:
+        return getattr(pc, pc_op)(scores, bound)  # nulls stay null
+    return to_arrow(np_op(values, bound))
+
+
+def _null_free_numbers(scores: pa.Array | np.ndarray) -> np.ndarray | None:
+    """``scores`` as NumPy when they are numbers without nulls (compared there, without
+    ``pyarrow.compute``), else ``None``."""
     if isinstance(scores, np.ndarray):
-        return to_arrow(np_op(scores, bound))
+        return scores
     if scores.null_count == 0 and (pa.types.is_integer(scores.type)
                                    or pa.types.is_floating(scores.type)):
-        return to_arrow(np_op(to_numpy(scores), bound))
-    return getattr(pc, pc_op)(scores, bound)  # nulls stay null
+        return to_numpy(scores)
+    return None
 
 
 ASCII_WS = " \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f"
