@@ -260,9 +260,9 @@ class CommonCrawlWarcIterator(DocumentIterator):
                 stopped = yield from self._fast(fh, source_id, base, gzipped)
                 if stopped is None:
                     return
-                last, error, reported = stopped
+                last, error, reported, held = stopped
                 if gzipped:  # member by member from the last record read
-                    yield from self._by_member(fh, source_id, last, error)
+                    yield from self._by_member(fh, source_id, last, held)
                     return
                 base = self._resync_plain(fh, base, last, error, reported)
                 if base is None:
@@ -271,8 +271,10 @@ class CommonCrawlWarcIterator(DocumentIterator):
     def _fast(self, fh: BinaryIO, source_id: str, base: int, gzipped: bool,
               ) -> Iterator[dict[str, Any]]:
         """Records through FastWARC. Returns ``None`` at the end of the file, or ``(offset of
-        the last record handled, error, whether that damage is already rejected)`` where
-        FastWARC could not go on."""
+        the last record handled, error, whether that damage is already rejected, its document
+        when not given out)`` where FastWARC could not go on. In a gzip file the last record's
+        document is held back: FastWARC may have parsed it from a truncated member, which
+        :meth:`_by_member` then rejects instead."""
         from fastwarc.warc import ArchiveIterator, WarcRecordType
 
         records = ArchiveIterator(fh, parse_http=False, record_types=WarcRecordType.any_type)
@@ -289,10 +291,11 @@ class CommonCrawlWarcIterator(DocumentIterator):
                 if pending is not None and b"\nWARC/1." in pending["content"]:
                     self.reject("malformed WARC record: its length runs into the next record",
                                 error=exc, offset=pending["offset"], url=pending["url"])
-                    return last, exc, True
-                if pending is not None:
+                    return last, exc, True, None
+                if pending is not None and not gzipped:
                     yield pending
-                return last, exc, False
+                    pending = None
+                return last, exc, False, pending
             if pending is not None:
                 yield pending
             if shift is None:
@@ -302,17 +305,25 @@ class CommonCrawlWarcIterator(DocumentIterator):
             pending = self._record(record, source_id, offset)
 
     def _by_member(self, fh: BinaryIO, source_id: str, last: int | None,
-                   error: BaseException) -> Iterator[dict[str, Any]]:
-        """The rest of a damaged gzip WARC file, one gzip member at a time."""
+                   held: dict[str, Any] | None) -> Iterator[dict[str, Any]]:
+        """The rest of a damaged gzip WARC file, one gzip member at a time. ``held``: the
+        document of the member FastWARC read last (at ``last``), given out only if that member
+        is whole."""
         fh.seek(last or 0)
         for offset, data, err in iter_gzip_members(fh, start=last or 0):
             if last is not None and offset == last:
-                last = None  # the member FastWARC read last: already accounted for
+                last = None  # the member FastWARC read last: already accounted for, unless
+                if data is None and held is not None:  # it is cut short (then rejected)
+                    self.reject("corrupt or truncated gzip member", error=err, offset=offset)
+                elif held is not None:
+                    yield held
                 continue
             if data is None:
                 self.reject("corrupt or truncated gzip member", error=err, offset=offset)
                 continue
             yield from self._records(io.BytesIO(data), data[:80], source_id, offset)
+        if last is not None and held is not None:  # its member was never reached: not lost
+            yield held
 
     def _one_stream(self, fh: BinaryIO, source_id: str) -> Iterator[dict[str, Any]]:
         """A gzip WARC written as one gzip stream (not one member per record): read through
@@ -322,7 +333,7 @@ class CommonCrawlWarcIterator(DocumentIterator):
         with gzip.GzipFile(fileobj=fh) as stream:
             stopped = yield from self._fast(stream, source_id, 0, False)
         if stopped is not None:
-            last, error, reported = stopped
+            last, error, reported, _ = stopped
             if not reported:
                 self.reject("corrupt gzip stream (one stream, not one member per record): "
                             f"the rest of the file after the record at decompressed offset "
